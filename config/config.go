@@ -1,0 +1,312 @@
+package config
+
+import (
+	"fmt"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Defaults. A key that is absent from the file (or null) takes these values;
+// [Config.ApplyDefaults] uses them for zero-valued fields of a Config built in code.
+const (
+	DefaultListen            = "127.0.0.1:8080"
+	DefaultStoreKind         = StoreEmbedded
+	DefaultStorePath         = "./data/bridge.db"
+	DefaultMaxBodyBytes      = 1 << 20 // 1 MiB
+	DefaultReadHeaderTimeout = Duration(10 * time.Second)
+	DefaultIdleTimeout       = Duration(120 * time.Second)
+	DefaultKeepAlive         = Duration(15 * time.Second)
+	DefaultShutdownGrace     = Duration(10 * time.Second)
+	DefaultRunTimeout        = Duration(10 * time.Minute)
+	DefaultIdleRunTimeout    = Duration(2 * time.Minute)
+	DefaultRequestTimeout    = Duration(30 * time.Second)
+	DefaultPollInitial       = Duration(250 * time.Millisecond)
+	DefaultPollMax           = Duration(5 * time.Second)
+	DefaultStatusText        = StatusTextMessage
+)
+
+// Store kinds (Store.Kind).
+const (
+	StoreEmbedded = "embedded"
+	StoreMemory   = "memory"
+	StoreRedis    = "redis"
+)
+
+// Status-text policies (Agent.StatusText).
+const (
+	StatusTextMessage   = "message"
+	StatusTextActivity  = "activity"
+	StatusTextReasoning = "reasoning"
+	StatusTextNone      = "none"
+)
+
+// Transports (Agent.Transports), spelled as A2A agent cards spell them.
+const (
+	TransportJSONRPC  = "JSONRPC"
+	TransportHTTPJSON = "HTTP+JSON"
+	TransportGRPC     = "GRPC"
+)
+
+// Config is the whole bridge configuration, as read from the YAML file.
+type Config struct {
+	// Listen is the host:port the HTTP server listens on. Default "127.0.0.1:8080"
+	// (loopback only; use ":8080" or "0.0.0.0:8080" to accept remote clients).
+	// `bridge serve --listen` overrides it.
+	Listen string `yaml:"listen"`
+
+	// Store chooses where threads, interrupts and event journals live.
+	Store Store `yaml:"store"`
+
+	// Server holds HTTP server limits and timeouts.
+	Server Server `yaml:"server"`
+
+	// Agents are the remote A2A agents; each becomes /agents/{name}. At least one is required.
+	Agents []Agent `yaml:"agents"`
+}
+
+// Store selects the thread/journal store backend.
+type Store struct {
+	// Kind is "embedded" (default: a single file that survives restarts),
+	// "memory" (lost on exit; for tests and demos) or "redis" (shared by many
+	// bridge instances behind a load balancer).
+	Kind string `yaml:"kind"`
+
+	// Path is the embedded store's file. Default "./data/bridge.db", relative to
+	// the working directory. Used only when Kind is "embedded".
+	Path string `yaml:"path"`
+
+	// URL is the Redis server, redis://[user:password@]host:port[/db],
+	// rediss://… for TLS or unix:///path.sock. Required when Kind is "redis" and
+	// rejected otherwise. No default.
+	URL string `yaml:"url"`
+}
+
+// Server holds the HTTP server's limits and timeouts. All durations are YAML
+// strings such as "10s" or "2m".
+type Server struct {
+	// MaxBodyBytes is the largest accepted request body, in bytes; larger bodies
+	// get 413. Default 1048576 (1 MiB). Must be > 0.
+	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
+
+	// ReadHeaderTimeout bounds reading a request's headers (http.Server.ReadHeaderTimeout).
+	// Default 10s. Must be > 0.
+	ReadHeaderTimeout Duration `yaml:"readHeaderTimeout"`
+
+	// IdleTimeout is how long an idle keep-alive connection stays open
+	// (http.Server.IdleTimeout). Default 120s. Must be > 0.
+	IdleTimeout Duration `yaml:"idleTimeout"`
+
+	// KeepAlive is the interval between ": keep-alive" comments on an open SSE
+	// stream, so that proxies do not drop quiet streams. Default 15s. Must be > 0.
+	KeepAlive Duration `yaml:"keepAlive"`
+
+	// ShutdownGrace is how long in-flight streams may take to finish after
+	// SIGTERM before they are cut with a final event. Default 10s. Must be > 0.
+	ShutdownGrace Duration `yaml:"shutdownGrace"`
+
+	// CORSOrigins are the browser origins allowed to call the bridge, each
+	// "scheme://host[:port]" (no path), or "*" for any. Default none: no CORS
+	// headers are sent, so only same-origin pages and non-browser clients can call.
+	CORSOrigins []string `yaml:"corsOrigins"`
+}
+
+// Agent is one remote A2A agent.
+type Agent struct {
+	// Name identifies the agent in routes (/agents/{name}) and logs. Required,
+	// unique, matching ^[a-z0-9][a-z0-9_-]{0,62}$. No default.
+	Name string `yaml:"name"`
+
+	// URL is the agent's base URL (http or https); its card is read from
+	// {URL}/.well-known/agent-card.json. Required unless Card is set.
+	URL string `yaml:"url"`
+
+	// Card is an explicit agent card URL (http or https), for agents whose card
+	// is not at the well-known path. Optional; no default.
+	Card string `yaml:"card"`
+
+	// Description replaces the card's description in GET /agents. Optional;
+	// default "" (use the card's).
+	Description string `yaml:"description"`
+
+	// Headers are sent on every call to this agent (for example Authorization).
+	// Values usually come from ${ENV}. Optional; default none. Names must be
+	// valid HTTP header names; values must not contain CR, LF or NUL.
+	Headers map[string]string `yaml:"headers"`
+
+	// Transports is the preference order among the transports the card offers:
+	// "JSONRPC", "HTTP+JSON", "GRPC". Optional; default empty, meaning the
+	// card's preferred transport.
+	Transports []string `yaml:"transports"`
+
+	// Timeouts bound the calls made to this agent.
+	Timeouts Timeouts `yaml:"timeouts"`
+
+	// Poll sets the polling backoff for agents whose card says they cannot stream.
+	Poll Poll `yaml:"poll"`
+
+	// StatusText says where the text of A2A status-update messages goes:
+	// "message" (default: assistant text, since many agents answer only there),
+	// "activity", "reasoning" or "none". The answer appears exactly once whatever
+	// the policy.
+	StatusText string `yaml:"statusText"`
+
+	// InterruptTTL is how long a pending interrupt (input or auth required)
+	// waits for a resume before it expires. Default 0: never expires. Must be >= 0.
+	InterruptTTL Duration `yaml:"interruptTTL"`
+}
+
+// Timeouts bound the work done against one agent. Durations are YAML strings such as "30s".
+type Timeouts struct {
+	// Run bounds a whole run, from the first call to the final event. Default 10m. Must be > 0.
+	Run Duration `yaml:"run"`
+
+	// Idle bounds the time without progress (no event from the agent) during a
+	// run. Default 2m. Must be > 0.
+	Idle Duration `yaml:"idle"`
+
+	// Request bounds a single unary call such as GetTask, CancelTask or a card
+	// fetch. Default 30s. Must be > 0.
+	Request Duration `yaml:"request"`
+}
+
+// Poll is the exponential backoff used to poll a non-streaming agent's task.
+type Poll struct {
+	// Initial is the first delay between polls. Default 250ms. Must be > 0 and <= Max.
+	Initial Duration `yaml:"initial"`
+
+	// Max caps the delay between polls. Default 5s. Must be > 0.
+	Max Duration `yaml:"max"`
+}
+
+// Default returns a Config holding every default and no agents.
+func Default() *Config {
+	return &Config{
+		Listen: DefaultListen,
+		Store:  Store{Kind: DefaultStoreKind, Path: DefaultStorePath},
+		Server: Server{
+			MaxBodyBytes:      DefaultMaxBodyBytes,
+			ReadHeaderTimeout: DefaultReadHeaderTimeout,
+			IdleTimeout:       DefaultIdleTimeout,
+			KeepAlive:         DefaultKeepAlive,
+			ShutdownGrace:     DefaultShutdownGrace,
+		},
+	}
+}
+
+// defaultAgent returns an Agent holding every per-agent default.
+func defaultAgent() Agent {
+	return Agent{
+		Timeouts: Timeouts{
+			Run:     DefaultRunTimeout,
+			Idle:    DefaultIdleRunTimeout,
+			Request: DefaultRequestTimeout,
+		},
+		Poll:       Poll{Initial: DefaultPollInitial, Max: DefaultPollMax},
+		StatusText: DefaultStatusText,
+	}
+}
+
+// ApplyDefaults sets every zero-valued field that has a default to that
+// default, for a Config built in code. Store.Path is defaulted only when the
+// store is embedded. Fields whose default is zero or empty are left alone.
+//
+// [Parse] does not need it: keys absent from the file already get their
+// defaults there, while a key explicitly set to zero keeps that value, so that
+// Validate rejects it instead of it being silently replaced.
+func (c *Config) ApplyDefaults() {
+	d := Default()
+	setString(&c.Listen, d.Listen)
+	setString(&c.Store.Kind, d.Store.Kind)
+	if c.Store.Kind == StoreEmbedded {
+		setString(&c.Store.Path, d.Store.Path)
+	}
+	if c.Server.MaxBodyBytes == 0 {
+		c.Server.MaxBodyBytes = d.Server.MaxBodyBytes
+	}
+	setDuration(&c.Server.ReadHeaderTimeout, d.Server.ReadHeaderTimeout)
+	setDuration(&c.Server.IdleTimeout, d.Server.IdleTimeout)
+	setDuration(&c.Server.KeepAlive, d.Server.KeepAlive)
+	setDuration(&c.Server.ShutdownGrace, d.Server.ShutdownGrace)
+	for i := range c.Agents {
+		c.Agents[i].applyDefaults()
+	}
+}
+
+func (a *Agent) applyDefaults() {
+	d := defaultAgent()
+	setDuration(&a.Timeouts.Run, d.Timeouts.Run)
+	setDuration(&a.Timeouts.Idle, d.Timeouts.Idle)
+	setDuration(&a.Timeouts.Request, d.Timeouts.Request)
+	setDuration(&a.Poll.Initial, d.Poll.Initial)
+	setDuration(&a.Poll.Max, d.Poll.Max)
+	setString(&a.StatusText, d.StatusText)
+}
+
+func setString(p *string, def string) {
+	if *p == "" {
+		*p = def
+	}
+}
+
+func setDuration(p *Duration, def Duration) {
+	if *p == 0 {
+		*p = def
+	}
+}
+
+// UnmarshalYAML decodes an agent on top of the per-agent defaults, so keys
+// missing from the file keep their default while keys set explicitly (even to
+// zero) keep the written value for Validate to judge.
+func (a *Agent) UnmarshalYAML(n *yaml.Node) error {
+	type plain Agent // no methods: avoids recursing into UnmarshalYAML
+	p := plain(defaultAgent())
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	*a = Agent(p)
+	return nil
+}
+
+// Duration is a time.Duration written in YAML as a Go duration string:
+// "250ms", "30s", "2m", "1h30m". A bare number is rejected (except 0), since
+// its unit would be a guess.
+type Duration time.Duration
+
+// ParseDuration parses s as [time.ParseDuration] does, with an error that
+// shows the expected form.
+func ParseDuration(s string) (Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q: want a number with a unit, such as 500ms, 30s, 2m or 1h", s)
+	}
+	return Duration(d), nil
+}
+
+// Std returns d as a time.Duration.
+func (d Duration) Std() time.Duration { return time.Duration(d) }
+
+// String formats d as time.Duration does ("1m30s").
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// UnmarshalYAML reads a duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return fmt.Errorf("line %d: a duration must be a string such as 30s", n.Line)
+	}
+	v, err := ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %w", n.Line, err)
+	}
+	*d = v
+	return nil
+}
+
+// MarshalYAML writes d as a duration string, so a Config round-trips.
+func (d Duration) MarshalYAML() (any, error) { return d.String(), nil }
+
+var (
+	_ yaml.Unmarshaler = (*Duration)(nil)
+	_ yaml.Marshaler   = Duration(0)
+	_ yaml.Unmarshaler = (*Agent)(nil)
+)
