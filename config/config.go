@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -310,3 +311,12 @@ var (
 	_ yaml.Marshaler   = Duration(0)
 	_ yaml.Unmarshaler = (*Agent)(nil)
 )
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,284 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Problem is one bad field.
+type Problem struct {
+	// Path locates the field: "listen", "store.url", "agents[1].timeouts.run",
+	// "agents[0].headers.Authorization". Empty for the document itself.
+	Path string
+	// Message says what is wrong, for example "must be an http(s) URL".
+	Message string
+	// Line is the 1-based line in the YAML source, or 0 when unknown (a Config
+	// built in code, or a default value).
+	Line int
+}
+
+// String formats p as "path: message", with " (line N)" when the line is known.
+func (p Problem) String() string {
+	path := p.Path
+	if path == "" {
+		path = "(document)"
+	}
+	s := path + ": " + p.Message
+	if p.Line > 0 {
+		s += " (line " + strconv.Itoa(p.Line) + ")"
+	}
+	return s
+}
+
+// ValidationError lists every problem found in a configuration. Parse, Load
+// and Validate return it (as *ValidationError) whenever the configuration
+// itself is at fault, so callers can list the problems with errors.As.
+type ValidationError struct {
+	// Source names where the configuration came from (the file given to
+	// Load); empty otherwise. It prefixes every line of Error().
+	Source   string
+	Problems []Problem
+}
+
+// Error lists the problems one per line.
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	for i, p := range e.Problems {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if e.Source != "" {
+			b.WriteString(e.Source)
+			b.WriteString(": ")
+		}
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// problems collects Problems in the order they are found.
+type problems []Problem
+
+func (ps *problems) add(path, format string, args ...any) {
+	*ps = append(*ps, Problem{Path: path, Message: fmt.Sprintf(format, args...)})
+}
+
+func (ps problems) err() error {
+	if len(ps) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: ps}
+}
+
+var nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// Validate reports every bad field of c, each with its path, as a
+// *ValidationError; nil when c is usable. It expects defaults to be in place
+// (Parse and Load do that; a Config built in code should call ApplyDefaults
+// first): a zero duration, for instance, is reported rather than defaulted.
+func (c *Config) Validate() error {
+	var ps problems
+	if c.Listen == "" {
+		ps.add("listen", "required (host:port, for example 127.0.0.1:8080)")
+	} else if _, port, err := net.SplitHostPort(c.Listen); err != nil || !validPort(port) {
+		ps.add("listen", "must be host:port with a numeric port, for example 127.0.0.1:8080 or :8080 (got %q)", c.Listen)
+	}
+	c.Store.validate(&ps)
+	c.Server.validate(&ps)
+
+	if len(c.Agents) == 0 {
+		ps.add("agents", "at least one agent is required")
+	}
+	first := map[string]int{} // agent name → index of its first use
+	for i := range c.Agents {
+		a := &c.Agents[i]
+		path := fmt.Sprintf("agents[%d]", i)
+		a.validate(&ps, path)
+		if a.Name == "" {
+			continue
+		}
+		if j, dup := first[a.Name]; dup {
+			ps.add(path+".name", "duplicate agent name %q (also agents[%d].name)", a.Name, j)
+		} else {
+			first[a.Name] = i
+		}
+	}
+	return ps.err()
+}
+
+func (s *Store) validate(ps *problems) {
+	switch s.Kind {
+	case StoreEmbedded:
+		if s.Path == "" {
+			ps.add("store.path", "required when kind is embedded")
+		}
+	case StoreMemory:
+	case StoreRedis:
+		if s.URL == "" {
+			ps.add("store.url", "required when kind is redis")
+		}
+	default:
+		ps.add("store.kind", "must be one of embedded, memory, redis (got %q)", s.Kind)
+	}
+	if s.URL == "" {
+		return
+	}
+	if s.Kind != StoreRedis {
+		// Most likely "kind: redis" was forgotten; running on a local store
+		// instead would silently stop instances from sharing threads.
+		ps.add("store.url", "only used when kind is redis (kind is %q)", s.Kind)
+		return
+	}
+	u, err := url.Parse(s.URL)
+	switch {
+	case err != nil:
+		ps.add("store.url", "must be a redis://, rediss:// or unix:// URL (%s)", urlError(err))
+	case u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "unix":
+		ps.add("store.url", "must be a redis://, rediss:// or unix:// URL (got scheme %q)", u.Scheme)
+	case u.Scheme == "unix" && u.Path == "":
+		ps.add("store.url", "a unix:// URL needs a socket path")
+	case u.Scheme != "unix" && u.Host == "":
+		ps.add("store.url", "must name a host, as in redis://host:6379")
+	}
+}
+
+func (s *Server) validate(ps *problems) {
+	if s.MaxBodyBytes <= 0 {
+		ps.add("server.maxBodyBytes", "must be > 0 (got %d)", s.MaxBodyBytes)
+	}
+	positive(ps, "server.readHeaderTimeout", s.ReadHeaderTimeout)
+	positive(ps, "server.idleTimeout", s.IdleTimeout)
+	positive(ps, "server.keepAlive", s.KeepAlive)
+	positive(ps, "server.shutdownGrace", s.ShutdownGrace)
+	for i, o := range s.CORSOrigins {
+		if o == "*" {
+			continue
+		}
+		if !validOrigin(o) {
+			ps.add(fmt.Sprintf("server.corsOrigins[%d]", i),
+				`must be "*" or an origin: scheme://host[:port] with no path, as in https://app.example.com (got %q)`, o)
+		}
+	}
+}
+
+func (a *Agent) validate(ps *problems, path string) {
+	switch {
+	case a.Name == "":
+		ps.add(path+".name", "required")
+	case !nameRE.MatchString(a.Name):
+		ps.add(path+".name", "must match %s: lowercase letters, digits, - and _, at most 63 characters (got %q)", nameRE, a.Name)
+	}
+	switch {
+	case a.URL == "" && a.Card == "":
+		ps.add(path+".url", "required unless card is set")
+	case a.URL != "" && !httpURL(a.URL):
+		ps.add(path+".url", "must be an http(s) URL%s", got(a.URL))
+	}
+	if a.Card != "" && !httpURL(a.Card) {
+		ps.add(path+".card", "must be an http(s) URL%s", got(a.Card))
+	}
+	for _, k := range sortedKeys(a.Headers) {
+		hp := path + ".headers." + k
+		if !validHeaderName(k) {
+			ps.add(hp, "not a valid HTTP header name")
+		}
+		if strings.ContainsAny(a.Headers[k], "\r\n\x00") {
+			ps.add(hp, "value must not contain CR, LF or NUL")
+		}
+	}
+	seen := map[string]bool{}
+	for i, t := range a.Transports {
+		tp := fmt.Sprintf("%s.transports[%d]", path, i)
+		switch t {
+		case TransportJSONRPC, TransportHTTPJSON, TransportGRPC:
+			if seen[t] {
+				ps.add(tp, "%s is listed twice", t)
+			}
+			seen[t] = true
+		default:
+			ps.add(tp, "must be one of JSONRPC, HTTP+JSON, GRPC (got %q)", t)
+		}
+	}
+	positive(ps, path+".timeouts.run", a.Timeouts.Run)
+	positive(ps, path+".timeouts.idle", a.Timeouts.Idle)
+	positive(ps, path+".timeouts.request", a.Timeouts.Request)
+	positive(ps, path+".poll.initial", a.Poll.Initial)
+	positive(ps, path+".poll.max", a.Poll.Max)
+	if a.Poll.Initial > 0 && a.Poll.Max > 0 && a.Poll.Initial > a.Poll.Max {
+		ps.add(path+".poll.initial", "must not exceed poll.max (%s > %s)", a.Poll.Initial, a.Poll.Max)
+	}
+	switch a.StatusText {
+	case StatusTextMessage, StatusTextActivity, StatusTextReasoning, StatusTextNone:
+	default:
+		ps.add(path+".statusText", "must be one of message, activity, reasoning, none (got %q)", a.StatusText)
+	}
+	if a.InterruptTTL < 0 {
+		ps.add(path+".interruptTTL", "must not be negative (got %s; 0 means never expire)", a.InterruptTTL)
+	}
+}
+
+func positive(ps *problems, path string, d Duration) {
+	switch {
+	case d < 0:
+		ps.add(path, "must not be negative (got %s)", d)
+	case d == 0:
+		ps.add(path, "must be > 0")
+	}
+}
+
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 0 && n <= 65535
+}
+
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Opaque == ""
+}
+
+func validOrigin(s string) bool {
+	u, err := url.Parse(s)
+	// A browser's Origin header never has a path, query or trailing slash, so
+	// an entry with one could never match.
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" &&
+		u.Path == "" && u.RawQuery == "" && u.Fragment == "" && u.User == nil && !strings.HasSuffix(s, "/")
+}
+
+// got quotes a bad URL for an error message, with any password redacted;
+// it shows nothing when the URL does not parse, as it may then hide one anywhere.
+func got(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf(" (got %q)", u.Redacted())
+}
+
+// urlError drops the URL itself from a url.Parse error: it may hold a password.
+func urlError(err error) string {
+	if ue, ok := err.(*url.Error); ok {
+		return ue.Err.Error()
+	}
+	return "malformed URL"
+}
+
+// validHeaderName reports whether s is an RFC 9110 token.
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
