@@ -1,0 +1,401 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Load reads and parses the YAML file at path, expanding ${NAME} from the
+// process environment. Problems with the content are a *ValidationError whose
+// Source is path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c, err := Parse(data, os.LookupEnv)
+	var ve *ValidationError
+	if errors.As(err, &ve) {
+		ve.Source = path
+	} else if err != nil {
+		err = fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, err
+}
+
+// Parse decodes a YAML configuration, applies defaults and validates it.
+//
+// In every scalar value (and header name), ${NAME} is replaced by the value
+// of NAME from lookupEnv (nil means os.LookupEnv) and ${NAME:-default} by
+// default when NAME is unset or empty; $$ stands for a literal $, and any
+// other $ is kept as is. Expansion happens on parsed values, not on the raw
+// text, so that a secret containing YAML syntax (": ", "#", quotes, newlines)
+// is taken verbatim and cannot change the document's structure, and so that a
+// ${NAME} in a comment is ignored.
+//
+// Keys that are absent (or null) take their defaults; keys written explicitly
+// keep their value, so "timeouts: {run: 0}" is reported, not defaulted.
+//
+// A YAML syntax error is returned as is. Everything else — an unset variable,
+// an unknown key, a value of the wrong type, a failed validation rule — is
+// collected into one *ValidationError naming each offending path and line.
+func Parse(data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
+	if lookupEnv == nil {
+		lookupEnv = os.LookupEnv
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, &ValidationError{Problems: []Problem{{
+			Message: "holds more than one YAML document; the bridge reads exactly one", Line: extra.Line,
+		}}}
+	} else if !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+
+	c := Default()
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind != 0 && !isNull(root) {
+		s := schema{
+			lookupEnv: lookupEnv,
+			lines:     map[string]int{},
+			walked:    map[walkKey]bool{},
+			expanded:  map[*yaml.Node]bool{},
+		}
+		s.walk(root, reflect.TypeFor[Config](), "")
+		if len(s.problems) > 0 {
+			return nil, &ValidationError{Problems: s.problems}
+		}
+		// The schema walk above already rejected unknown keys with their
+		// paths; KnownFields stays on so that a gap in the walk still fails
+		// loudly rather than dropping a key. The expanded tree is re-encoded
+		// because only a Decoder, not Node.Decode, has KnownFields.
+		text, err := yaml.Marshal(&doc)
+		if err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		strict := yaml.NewDecoder(bytes.NewReader(text))
+		strict.KnownFields(true)
+		if err := strict.Decode(c); err != nil {
+			return nil, fmt.Errorf("config: %w", err)
+		}
+		if err := c.Validate(); err != nil {
+			ve := err.(*ValidationError)
+			for i := range ve.Problems {
+				ve.Problems[i].Line = s.line(ve.Problems[i].Path)
+			}
+			return nil, ve
+		}
+		return c, nil
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// schema walks the YAML tree alongside the Go type it will decode into: it
+// expands ${NAME} in scalars, rejects unknown keys and values of the wrong
+// shape with their paths, and records the line of every path, all before
+// yaml.v3 decodes (whose errors name lines but not paths).
+type schema struct {
+	lookupEnv func(string) (string, bool)
+	problems  []Problem
+	lines     map[string]int      // path → line of its value
+	walked    map[walkKey]bool    // bounds work on alias-heavy documents
+	expanded  map[*yaml.Node]bool // an aliased scalar is expanded once
+}
+
+type walkKey struct {
+	n *yaml.Node
+	t reflect.Type
+}
+
+var durationType = reflect.TypeFor[Duration]()
+
+func (s *schema) add(path string, line int, format string, args ...any) {
+	s.problems = append(s.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...), Line: line})
+}
+
+// line returns the line of path, or of its nearest ancestor that has one.
+func (s *schema) line(path string) int {
+	for path != "" {
+		if l, ok := s.lines[path]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			break
+		}
+		path = path[:i]
+	}
+	return 0
+}
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	default:
+		return "a scalar"
+	}
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func (s *schema) walk(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind == yaml.AliasNode {
+		if n.Alias == nil {
+			return
+		}
+		n = n.Alias
+	}
+	if _, ok := s.lines[path]; !ok {
+		s.lines[path] = n.Line
+	}
+	k := walkKey{n, t}
+	if s.walked[k] {
+		return
+	}
+	s.walked[k] = true
+	if isNull(n) {
+		// Null means "not set": the default stays. A null list item, though,
+		// would decode to an agent with no defaults at all.
+		if t.Kind() == reflect.Struct && strings.HasSuffix(path, "]") {
+			s.add(path, n.Line, "empty entry")
+		}
+		return
+	}
+
+	switch {
+	case t == durationType:
+		if !s.scalar(n, t, path) {
+			return
+		}
+		if _, err := ParseDuration(n.Value); err != nil {
+			s.add(path, n.Line, "%v", err)
+		}
+	case t.Kind() == reflect.String:
+		s.scalar(n, t, path)
+	case t.Kind() == reflect.Int64:
+		if !s.scalar(n, t, path) {
+			return
+		}
+		var v int64
+		if n.Decode(&v) != nil {
+			s.add(path, n.Line, "must be an integer (got %q)", n.Value)
+		}
+	case t.Kind() == reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			s.add(path, n.Line, "must be a list, not %s", describe(n))
+			return
+		}
+		for i, e := range n.Content {
+			s.walk(e, t.Elem(), path+"["+strconv.Itoa(i)+"]")
+		}
+	case t.Kind() == reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			s.add(path, n.Line, "must be a mapping, not %s", describe(n))
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i]
+			if key.Kind != yaml.ScalarNode {
+				s.add(path, key.Line, "keys must be strings")
+				continue
+			}
+			s.expand(key, t.Key(), path)
+			s.walk(n.Content[i+1], t.Elem(), join(path, key.Value))
+		}
+	case t.Kind() == reflect.Struct:
+		s.mapping(n, t, path)
+	default:
+		// Only reachable if a field of a new type is added to Config without
+		// teaching the walk about it.
+		s.add(path, n.Line, "internal error: no schema for %s", t)
+	}
+}
+
+// mapping checks a YAML mapping against struct type t.
+func (s *schema) mapping(n *yaml.Node, t reflect.Type, path string) {
+	if n.Kind != yaml.MappingNode {
+		what := "a mapping of keys"
+		if path == "" {
+			what = "a mapping of top-level keys (listen, store, server, agents)"
+		}
+		s.add(path, n.Line, "must be %s, not %s", what, describe(n))
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		if key.Kind == yaml.ScalarNode && key.ShortTag() == "!!merge" {
+			// "<<: *base" or "<<: [*a, *b]" merges mappings into this one.
+			if val.Kind == yaml.SequenceNode {
+				for _, m := range val.Content {
+					s.walk(m, t, path)
+				}
+			} else {
+				s.walk(val, t, path)
+			}
+			continue
+		}
+		if key.Kind != yaml.ScalarNode {
+			s.add(path, key.Line, "keys must be strings")
+			continue
+		}
+		f, ok := fieldByKey(t, key.Value)
+		if !ok {
+			s.add(join(path, key.Value), key.Line, "unknown key")
+			continue
+		}
+		s.walk(val, f.Type, join(path, key.Value))
+	}
+}
+
+func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == key && f.IsExported() {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// scalar checks that n is a scalar and expands ${NAME} in it.
+func (s *schema) scalar(n *yaml.Node, t reflect.Type, path string) bool {
+	if n.Kind != yaml.ScalarNode {
+		want := "a string"
+		switch {
+		case t == durationType:
+			want = "a duration such as 30s"
+		case t.Kind() == reflect.Int64:
+			want = "an integer"
+		}
+		s.add(path, n.Line, "must be %s, not %s", want, describe(n))
+		return false
+	}
+	s.expand(n, t, path)
+	return true
+}
+
+// expand replaces ${NAME} references in scalar n, once.
+func (s *schema) expand(n *yaml.Node, t reflect.Type, path string) {
+	if s.expanded[n] {
+		return
+	}
+	s.expanded[n] = true
+	if !strings.Contains(n.Value, "$") {
+		return
+	}
+	v, errs := expand(n.Value, s.lookupEnv)
+	for _, e := range errs {
+		s.add(path, n.Line, "%s", e)
+	}
+	if v == n.Value {
+		return
+	}
+	n.Value = v
+	if t.Kind() != reflect.String && n.Style == 0 {
+		// A plain "${MAX}" was resolved as a string when parsed; let the
+		// expanded value resolve afresh so that 2048 decodes as an integer.
+		n.Tag = ""
+	}
+}
+
+// expand performs ${NAME}, ${NAME:-default} and $$ substitution on s. It
+// reports every malformed or unset reference; the result is then partial.
+func expand(s string, lookupEnv func(string) (string, bool)) (string, []string) {
+	var b strings.Builder
+	var errs []string
+	for {
+		i := strings.IndexByte(s, '$')
+		if i < 0 || i == len(s)-1 {
+			b.WriteString(s)
+			return b.String(), errs
+		}
+		b.WriteString(s[:i])
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			s = s[i+2:]
+			continue
+		case '{':
+		default:
+			b.WriteByte('$')
+			s = s[i+1:]
+			continue
+		}
+		end := strings.IndexByte(s[i:], '}')
+		if end < 0 {
+			errs = append(errs, "unterminated ${ (write $$ for a literal $)")
+			return b.String(), errs
+		}
+		ref := s[i+2 : i+end]
+		s = s[i+end+1:]
+		name, def, hasDef := strings.Cut(ref, ":-")
+		switch {
+		case !validEnvName(name):
+			errs = append(errs, fmt.Sprintf("invalid variable reference ${%q}: want ${NAME} or ${NAME:-default}, NAME being letters, digits and _", truncate(ref)))
+		case hasDef && strings.Contains(def, "${"):
+			errs = append(errs, fmt.Sprintf("nested reference in the default of ${%s} is not supported", name))
+		default:
+			v, ok := lookupEnv(name)
+			switch {
+			case ok && (v != "" || !hasDef):
+				b.WriteString(v)
+			case hasDef:
+				b.WriteString(def)
+			default:
+				errs = append(errs, fmt.Sprintf("environment variable %s is not set (write ${%s:-default} to make it optional)", name, name))
+			}
+		}
+	}
+}
+
+func validEnvName(s string) bool {
+	if s == "" || ('0' <= s[0] && s[0] <= '9') {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+func truncate(s string) string {
+	if r := []rune(s); len(r) > 40 {
+		return string(r[:40]) + "…"
+	}
+	return s
+}
