@@ -1,0 +1,152 @@
+package agents
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+)
+
+// DefaultDelay is the pause between streamed events when [Options.Delay] is zero:
+// short, but long enough that a UI visibly streams.
+const DefaultDelay = 30 * time.Millisecond
+
+// Options configures the demo agents and their [Server].
+type Options struct {
+	// Delay is the pause between streamed events. Zero means DefaultDelay (30ms);
+	// a negative value means no pause at all, which is what tests want.
+	// The Blocking agent works for ten times this delay (300ms by default).
+	Delay time.Duration
+	// Logger receives the a2asrv server logs. Nil means they are discarded.
+	Logger *slog.Logger
+}
+
+func (o Options) delay() time.Duration {
+	switch {
+	case o.Delay == 0:
+		return DefaultDelay
+	case o.Delay < 0:
+		return 0
+	default:
+		return o.Delay
+	}
+}
+
+func (o Options) logger() *slog.Logger {
+	if o.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return o.Logger
+}
+
+// Agent is one demo agent: its executor and what its card says about it.
+type Agent struct {
+	Name        string
+	Description string
+	Streaming   bool // the card's capabilities.streaming
+	Skill       a2a.AgentSkill
+	Executor    a2asrv.AgentExecutor
+}
+
+// Card returns the agent's card listing the given interfaces in order.
+func (a Agent) Card(interfaces ...*a2a.AgentInterface) *a2a.AgentCard {
+	return &a2a.AgentCard{
+		Name:                a.Name,
+		Description:         a.Description,
+		Version:             "1.0.0",
+		Provider:            &a2a.AgentProvider{Org: "a2a-agui-bridge demo", URL: "https://github.com/a2a-agui-bridge/bridge"},
+		SupportedInterfaces: interfaces,
+		Capabilities:        a2a.AgentCapabilities{Streaming: a.Streaming},
+		DefaultInputModes:   []string{"text/plain"},
+		DefaultOutputModes:  []string{"text/plain"},
+		Skills:              []a2a.AgentSkill{a.Skill},
+	}
+}
+
+// Agents returns every demo agent, in the order [Server.Names] reports them.
+func Agents(opts Options) []Agent {
+	return catalog(opts, nil)
+}
+
+func catalog(opts Options, quit <-chan struct{}) []Agent {
+	d := opts.delay()
+	return []Agent{
+		{
+			Name: "streamer", Streaming: true,
+			Description: "Echoes your words in one text artifact streamed in five chunks.",
+			Skill:       skill("stream", "Streamed answer", "Answers in one artifact sent as append/lastChunk chunks.", "streaming", "artifact"),
+			Executor:    Streamer{Delay: d},
+		},
+		{
+			Name: "narrator", Streaming: true,
+			Description: "Reports progress in status messages, then answers in one artifact (ADK/Strands style).",
+			Skill:       skill("narrate", "Narrated research", "Progress updates in WORKING status messages and a final artifact.", "status", "artifact"),
+			Executor:    Narrator{Delay: d},
+		},
+		{
+			Name: "chatter", Streaming: true,
+			Description: "Answers only in incremental status messages and repeats the answer when completing.",
+			Skill:       skill("chat", "Status chat", "Incremental text in WORKING status messages; COMPLETED repeats it.", "status", "incremental"),
+			Executor:    Chatter{Delay: d},
+		},
+		{
+			Name: "cumulative", Streaming: true,
+			Description: "Answers only in status messages whose text grows each time.",
+			Skill:       skill("cumulate", "Cumulative status", "Each WORKING status message holds the whole answer so far.", "status", "cumulative"),
+			Executor:    Cumulative{Delay: d},
+		},
+		{
+			Name: "repeater", Streaming: true,
+			Description: "Streams its answer in status messages, then repeats it as an artifact.",
+			Skill:       skill("repeat", "Status then artifact", "Incremental WORKING text followed by an artifact with the same text.", "status", "artifact"),
+			Executor:    Repeater{Delay: d},
+		},
+		{
+			Name: "replier", Streaming: true,
+			Description: "Replies with a single message and never creates a task.",
+			Skill:       skill("reply", "Direct reply", "Answers with one agent Message, no task.", "message"),
+			Executor:    Replier{},
+		},
+		{
+			Name: "failer", Streaming: true,
+			Description: "Starts working, then fails with an upstream quota error.",
+			Skill:       skill("fail", "Failure", "WORKING, then FAILED with a status message.", "error"),
+			Executor:    Failer{Delay: d},
+		},
+		{
+			Name: "rejecter", Streaming: true,
+			Description: "Rejects every request: it only answers questions about travel.",
+			Skill:       skill("reject", "Rejection", "REJECTED with a status message.", "error"),
+			Executor:    Rejecter{},
+		},
+		{
+			Name: "blocking", Streaming: false,
+			Description: "Cannot stream: thinks for a while, then answers in one artifact.",
+			Skill:       skill("block", "Blocking answer", "Use SendMessage and GetTask; streaming is not supported.", "blocking"),
+			Executor:    Blocking{Work: 10 * d},
+		},
+		{
+			Name: "asker", Streaming: true,
+			Description: "Asks which city you mean, then tells you the weather there.",
+			Skill:       skill("weather", "Weather", "INPUT_REQUIRED with a JSON schema, answered on the same task.", "input-required", "weather"),
+			Executor:    Asker{Delay: d},
+		},
+		{
+			Name: "slow", Streaming: true,
+			Description: "Works until canceled, sending a status update every 50ms.",
+			Skill:       skill("wait", "Never finishes", "Keeps the task WORKING until CancelTask; for cancel and timeout tests.", "cancel", "timeout"),
+			Executor:    Slow{Quit: quit},
+		},
+		{
+			Name: "files", Streaming: true,
+			Description: "Answers with a data artifact, a file artifact and a short text.",
+			Skill:       skill("report", "Report", "Data, file (URL) and text artifacts.", "data", "file"),
+			Executor:    Files{Delay: d},
+		},
+	}
+}
+
+func skill(id, name, description string, tags ...string) a2a.AgentSkill {
+	return a2a.AgentSkill{ID: id, Name: name, Description: description, Tags: tags}
+}

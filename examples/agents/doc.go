@@ -1,0 +1,24 @@
+// Package agents holds the demo A2A agents that `bridge demo`, the Go
+// end-to-end tests and the Node conformance suite talk to.
+//
+// Each agent is an [a2asrv.AgentExecutor] that reproduces one way real agents
+// report their answer: streamed artifact chunks ([Streamer]), progress in
+// status messages plus one final artifact ([Narrator], the ADK/Strands style),
+// text only in status messages, incremental ([Chatter]) or cumulative
+// ([Cumulative]), status text repeated by an artifact ([Repeater]), a bare
+// message with no task ([Replier]), failure ([Failer]), rejection
+// ([Rejecter]), a non-streaming agent ([Blocking]), a two-turn
+// INPUT_REQUIRED conversation ([Asker]), an agent that only stops when
+// canceled ([Slow]) and data/file artifacts ([Files]). The doc comment of
+// each type lists the exact events it emits.
+//
+// Every agent that uses a task publishes it first with [a2a.NewSubmittedTask]
+// (the a2asrv execution rules require a Task or a single Message as the first
+// event), stops as soon as its context is done, and answers CancelTask with a
+// CANCELED status update.
+//
+// [Start] serves all of them from one process: one HTTP listener carries the
+// agent cards, JSON-RPC, HTTP+JSON and v0.3 JSON-RPC for every agent under a
+// path prefix of its name, and each agent gets its own gRPC listener, because
+// a gRPC endpoint in a card is a bare host:port and cannot carry a path.
+package agents
