@@ -1,0 +1,182 @@
+// Debugging aid: starts the JS agents in-process and talks to each one with
+// the JS SDK's own clients (1.3.0 for the v1.0 agents, over JSON-RPC or gRPC
+// as the card says; 0.3.14 for the v0.3 agents), printing one line per event
+// and the final verdict. No bridge involved: when a conformance scenario on a
+// JS agent fails, run this first to see whether the agent itself works.
+//
+//   node conformance/agents/selfcheck.mjs            # exit code 1 if any agent misbehaves
+
+import { randomUUID } from 'node:crypto';
+import { Role, TaskState, taskStateToJSON } from 'a2a-sdk-1.3.0';
+import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from 'a2a-sdk-1.3.0/client';
+import { GrpcTransportFactory } from 'a2a-sdk-1.3.0/client/grpc';
+import { ClientFactory as ClientFactory03 } from 'a2a-sdk-0.3.14/client';
+
+import { startAgents } from './agents.mjs';
+import {
+  JS_ASKER_QUESTION,
+  JS_CHATTER_ANSWER,
+  JS_FAILER_ERROR,
+  js03StreamerAnswer,
+  jsAskerAnswer,
+  jsStreamerAnswer,
+} from './texts.mjs';
+import { textPart } from './v1.mjs';
+
+const log = console.log;
+// The SDK servers log to console.log/info; keep the report readable.
+console.info = () => {};
+
+const TIMEOUT_MS = 10_000;
+
+const factory = new ClientFactory(
+  ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+    transports: [new JsonRpcTransportFactory(), new GrpcTransportFactory()],
+  }),
+);
+const factory03 = new ClientFactory03();
+
+/** One v1 turn; returns {events, text (artifact text), statusTexts, state, taskId, contextId}. */
+async function turnV1(client, text, ids = {}) {
+  const message = {
+    messageId: randomUUID(),
+    contextId: ids.contextId ?? '',
+    taskId: ids.taskId ?? '',
+    role: Role.ROLE_USER,
+    parts: [textPart(text)],
+    metadata: undefined,
+    extensions: [],
+    referenceTaskIds: [],
+  };
+  const out = { events: [], text: '', statusTexts: [], state: undefined, taskId: ids.taskId, contextId: ids.contextId };
+  const signal = AbortSignal.timeout(TIMEOUT_MS);
+  for await (const ev of client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: undefined }, { signal })) {
+    const p = ev.payload;
+    switch (p?.$case) {
+      case 'task':
+        out.taskId = p.value.id;
+        out.contextId = p.value.contextId;
+        out.state = p.value.status?.state;
+        out.events.push(`task(${taskStateToJSON(out.state)})`);
+        break;
+      case 'statusUpdate': {
+        out.state = p.value.status?.state;
+        const t = (p.value.status?.message?.parts ?? []).map((x) => (x.content?.$case === 'text' ? x.content.value : '')).join('');
+        if (t) out.statusTexts.push(t);
+        out.events.push(`status(${taskStateToJSON(out.state)}${t ? ` ${JSON.stringify(t)}` : ''})`);
+        break;
+      }
+      case 'artifactUpdate': {
+        const t = (p.value.artifact?.parts ?? []).map((x) => (x.content?.$case === 'text' ? x.content.value : '')).join('');
+        out.text += t;
+        out.events.push(`artifact(append=${p.value.append} last=${p.value.lastChunk} ${JSON.stringify(t)})`);
+        break;
+      }
+      case 'message':
+        out.events.push('message');
+        break;
+      default:
+        out.events.push(`?${p?.$case}`);
+    }
+  }
+  return out;
+}
+
+async function turn03(client, text, ids = {}) {
+  const message = { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'text', text }] };
+  if (ids.taskId) message.taskId = ids.taskId;
+  if (ids.contextId) message.contextId = ids.contextId;
+  const out = { events: [], text: '', statusTexts: [], state: undefined, taskId: ids.taskId, contextId: ids.contextId };
+  const signal = AbortSignal.timeout(TIMEOUT_MS);
+  for await (const ev of client.sendMessageStream({ message }, { signal })) {
+    switch (ev.kind) {
+      case 'task':
+        out.taskId = ev.id;
+        out.contextId = ev.contextId;
+        out.state = ev.status?.state;
+        out.events.push(`task(${out.state})`);
+        break;
+      case 'status-update': {
+        out.state = ev.status?.state;
+        const t = (ev.status?.message?.parts ?? []).map((x) => (x.kind === 'text' ? x.text : '')).join('');
+        if (t) out.statusTexts.push(t);
+        out.events.push(`status(${out.state}${t ? ` ${JSON.stringify(t)}` : ''}${ev.final ? ' final' : ''})`);
+        break;
+      }
+      case 'artifact-update': {
+        const t = (ev.artifact?.parts ?? []).map((x) => (x.kind === 'text' ? x.text : '')).join('');
+        out.text += t;
+        out.events.push(`artifact(append=${ev.append} last=${ev.lastChunk} ${JSON.stringify(t)})`);
+        break;
+      }
+      default:
+        out.events.push(ev.kind);
+    }
+  }
+  return out;
+}
+
+const S = TaskState;
+/** name → async (url) => verdict string or throws. */
+const checks = {
+  'js-streamer': async (url) => {
+    const r = await turnV1(await factory.createFromUrl(url), 'hello');
+    return [r, r.state === S.TASK_STATE_COMPLETED && r.text === jsStreamerAnswer('hello')];
+  },
+  'js-streamer-grpc': async (url) => {
+    const r = await turnV1(await factory.createFromUrl(url), 'hello');
+    return [r, r.state === S.TASK_STATE_COMPLETED && r.text === jsStreamerAnswer('hello')];
+  },
+  'js-chatter': async (url) => {
+    const r = await turnV1(await factory.createFromUrl(url), 'hi');
+    return [r, r.state === S.TASK_STATE_COMPLETED && r.statusTexts.at(-1) === JS_CHATTER_ANSWER];
+  },
+  'js-failer': async (url) => {
+    const r = await turnV1(await factory.createFromUrl(url), 'hi');
+    return [r, r.state === S.TASK_STATE_FAILED && r.statusTexts.at(-1) === JS_FAILER_ERROR];
+  },
+  'js-asker': async (url) => {
+    const client = await factory.createFromUrl(url);
+    const r1 = await turnV1(client, 'What is the weather?');
+    const asked = r1.state === S.TASK_STATE_INPUT_REQUIRED && r1.statusTexts.at(-1) === JS_ASKER_QUESTION;
+    const r2 = await turnV1(client, 'Paris', { taskId: r1.taskId, contextId: r1.contextId });
+    const r = { events: [...r1.events, '|', ...r2.events] };
+    return [r, asked && r2.state === S.TASK_STATE_COMPLETED && r2.text === jsAskerAnswer('Paris')];
+  },
+  'js03-streamer': async (url) => {
+    const r = await turn03(await factory03.createFromUrl(url), 'hello');
+    return [r, r.state === 'completed' && r.text === js03StreamerAnswer('hello')];
+  },
+  'js03-asker': async (url) => {
+    const client = await factory03.createFromUrl(url);
+    const r1 = await turn03(client, 'What is the weather?');
+    const asked = r1.state === 'input-required' && r1.statusTexts.at(-1) === JS_ASKER_QUESTION;
+    const r2 = await turn03(client, 'Paris', { taskId: r1.taskId, contextId: r1.contextId });
+    const r = { events: [...r1.events, '|', ...r2.events] };
+    return [r, asked && r2.state === 'completed' && r2.text === jsAskerAnswer('Paris')];
+  },
+};
+
+const { agents, close } = await startAgents();
+let failed = 0;
+try {
+  for (const [name, { url }] of Object.entries(agents)) {
+    const check = checks[name];
+    if (!check) {
+      log(`?    ${name}: no self-check`);
+      continue;
+    }
+    try {
+      const [r, ok] = await check(url);
+      if (!ok) failed++;
+      log(`${ok ? 'ok  ' : 'FAIL'} ${name} ${url}\n       ${r.events.join(' → ')}`);
+    } catch (err) {
+      failed++;
+      log(`FAIL ${name} ${url}: ${err?.stack ?? err}`);
+    }
+  }
+} finally {
+  await close();
+}
+log(failed === 0 ? 'all JS agents answer' : `${failed} JS agent(s) misbehave`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,52 @@
+// Texts the JS agents send. run.mjs imports them for its expectations, so an
+// agent and the scenario that checks it cannot drift apart.
+
+/** js-streamer / js-streamer-grpc: the answer, streamed as artifact chunks. */
+export function jsStreamerAnswer(userText) {
+  return `JS streamer heard: ${userText}. This answer arrived in chunks.`;
+}
+
+/** js-chatter: incremental WORKING status texts, then the whole text again in COMPLETED. */
+export const JS_CHATTER_PIECES = ['JS chatter ', 'says hello ', 'from Node.'];
+export const JS_CHATTER_ANSWER = JS_CHATTER_PIECES.join('');
+
+/** js-failer: the FAILED status message. */
+export const JS_FAILER_ERROR = 'JS agent failed on purpose';
+
+/** js-asker and js03-asker: the question (INPUT_REQUIRED) and the answer once a city arrives. */
+export const JS_ASKER_QUESTION = 'Which city?';
+export function jsAskerAnswer(city) {
+  return `JS forecast for ${city}: sunny.`;
+}
+
+/** js03-streamer: the v0.3 artifact streamer. */
+export function js03StreamerAnswer(userText) {
+  return `v0.3 streamer heard: ${userText}. Chunks from an old SDK.`;
+}
+
+/** splitWords cuts s into at most n pieces at word boundaries; joined they give s back. */
+export function splitWords(s, n) {
+  const words = s.split(/(?<= )/);
+  const k = Math.min(n, words.length);
+  const pieces = [];
+  for (let i = 0; i < k; i++) {
+    const lo = Math.floor((i * words.length) / k);
+    const hi = Math.floor(((i + 1) * words.length) / k);
+    pieces.push(words.slice(lo, hi).join(''));
+  }
+  return pieces;
+}
+
+/** cityFrom reads a city from a data payload {city} or from plain text. */
+export function cityFrom(texts, datas) {
+  for (const d of datas) {
+    if (d && typeof d === 'object' && typeof d.city === 'string' && d.city.trim() !== '') {
+      return d.city.trim();
+    }
+  }
+  for (const d of datas) {
+    // A resume payload may arrive as a bare string.
+    if (typeof d === 'string' && d.trim() !== '') return d.trim();
+  }
+  return texts.join(' ').trim().replace(/[ .!?]+$/, '');
+}
