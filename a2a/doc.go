@@ -1,0 +1,56 @@
+// Package a2a is everything A2A in the bridge: it resolves an agent's card,
+// builds one a2a-go v2 client per agent over the binding the card offers
+// (JSON-RPC, HTTP+JSON or gRPC at protocol 1.0, or JSON-RPC at 0.3 through
+// the SDK's compat layer), and exposes the calls the run orchestrator needs
+// as plain methods and iter.Seq2 streams. The rest of the bridge sees A2A
+// types only through the aliases declared here and never imports the SDK's
+// client packages.
+//
+// The package works around a2a-go v2.3.1 where it has to, each site citing
+// the pitfall from docs/A2A-PROTOCOL.md §10: cards with ProtoJSON
+// {"list":[...]} scopes (P1) go through a tolerant parser, the HTTP client has
+// no overall timeout (P2), REST responses are repaired before the SDK decodes
+// them (P4), and v0.3 peers are reached over JSON-RPC only (P10).
+//
+// # Errors
+//
+// Every error from Dial and from Agent methods is an *Error. Callers use
+// errors.Is with the sentinels declared here (the A2A ones are the SDK's own
+// values, re-exported) and Classify to turn an error into a stable code and
+// HTTP status. Classify checks the rows below top to bottom and never looks
+// at error text.
+//
+//	code                              HTTP  when
+//	a2a_canceled                      499   the caller's context was canceled
+//	a2a_timeout                       504   context deadline exceeded (ours or the agent's DEADLINE_EXCEEDED)
+//	a2a_invalid_options               500   ErrInvalidOptions: bad Options, nil message
+//	a2a_card_unavailable              502   ErrCardUnavailable: card fetch failed (network, non-200, parse)
+//	a2a_no_transport                  502   ErrNoTransport: no interface in the card we can speak
+//	a2a_task_not_found                404   ErrTaskNotFound
+//	a2a_task_not_cancelable           409   ErrTaskNotCancelable
+//	a2a_unsupported_operation         501   ErrUnsupportedOperation
+//	a2a_push_not_supported            501   ErrPushNotificationNotSupported
+//	a2a_extended_card_not_configured  501   ErrExtendedCardNotConfigured
+//	a2a_content_type_not_supported    415   ErrContentTypeNotSupported
+//	a2a_invalid_params                400   ErrInvalidParams
+//	a2a_unauthenticated               401   ErrUnauthenticated, or HTTP 401 from the agent
+//	a2a_unauthorized                  403   ErrUnauthorized, or HTTP 403 from the agent
+//	a2a_version_not_supported         502   ErrVersionNotSupported
+//	a2a_extension_required            502   ErrExtensionSupportRequired
+//	a2a_protocol_error                502   ErrParseError, ErrInvalidRequest, ErrMethodNotFound
+//	a2a_invalid_agent_response        502   ErrInvalidAgentResponse, or a reply that is not valid JSON
+//	a2a_internal                      502   ErrInternalError, ErrServerError
+//	a2a_unavailable                   502   ErrUnavailable: dial/DNS/TLS/reset, gRPC UNAVAILABLE, other HTTP
+//	                                        statuses (503 when the agent answered 503 or 429)
+//	a2a_error                         502   anything else
+//
+// Status codes follow the bridge's own contract: 4xx when the caller's
+// request is at fault (or the task state forbids it), 502/503/504 when the
+// agent or the bridge-to-agent link is.
+//
+// # Concurrency
+//
+// An *Agent is safe for concurrent use; each stream belongs to the goroutine
+// ranging over it. Contexts carry every deadline: stopping a stream (break or
+// context cancel) never cancels the remote task; CancelTask does.
+package a2a

@@ -1,0 +1,249 @@
+package a2a
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"syscall"
+
+	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
+)
+
+// Bridge-level sentinels. Every error returned by this package is an *Error
+// whose chain contains at most one of these, plus the underlying cause.
+var (
+	// ErrCardUnavailable: the agent card could not be fetched or parsed.
+	ErrCardUnavailable = errors.New("a2a: agent card unavailable")
+	// ErrNoTransport: the card lists no interface this client can speak
+	// (binding/protocolVersion pairs we register; see P11).
+	ErrNoTransport = errors.New("a2a: no compatible transport")
+	// ErrUnavailable: the agent could not be reached or the connection broke
+	// (dial, DNS, TLS, reset, HTTP 5xx/429 without an A2A error body, gRPC
+	// UNAVAILABLE).
+	ErrUnavailable = errors.New("a2a: agent unavailable")
+	// ErrInvalidOptions: Options passed to Dial are unusable.
+	ErrInvalidOptions = errors.New("a2a: invalid options")
+)
+
+// A2A protocol errors, re-exported from the SDK so callers can use errors.Is
+// without importing it. They are the SDK's own values: every binding
+// (JSON-RPC, HTTP+JSON, gRPC, v0.3 JSON-RPC) decodes wire errors into an
+// error wrapping one of them.
+var (
+	ErrTaskNotFound                 = a2asdk.ErrTaskNotFound
+	ErrTaskNotCancelable            = a2asdk.ErrTaskNotCancelable
+	ErrPushNotificationNotSupported = a2asdk.ErrPushNotificationNotSupported
+	ErrUnsupportedOperation         = a2asdk.ErrUnsupportedOperation
+	ErrContentTypeNotSupported      = a2asdk.ErrUnsupportedContentType
+	ErrInvalidAgentResponse         = a2asdk.ErrInvalidAgentResponse
+	ErrExtendedCardNotConfigured    = a2asdk.ErrExtendedCardNotConfigured
+	ErrExtensionSupportRequired     = a2asdk.ErrExtensionSupportRequired
+	ErrVersionNotSupported          = a2asdk.ErrVersionNotSupported
+	ErrUnauthenticated              = a2asdk.ErrUnauthenticated
+	ErrUnauthorized                 = a2asdk.ErrUnauthorized
+	ErrParseError                   = a2asdk.ErrParseError
+	ErrInvalidRequest               = a2asdk.ErrInvalidRequest
+	ErrMethodNotFound               = a2asdk.ErrMethodNotFound
+	ErrInvalidParams                = a2asdk.ErrInvalidParams
+	ErrInternalError                = a2asdk.ErrInternalError
+	ErrServerError                  = a2asdk.ErrServerError
+)
+
+// Error is the one error type returned by Agent and Dial. It records which
+// agent and operation failed; errors.Is sees both Kind and Err.
+type Error struct {
+	Agent string // Options.Name
+	Op    string // "dial", "card", or the A2A method ("SendStreamingMessage", "GetTask", ...)
+	// Kind is a sentinel this package added (ErrCardUnavailable, ErrUnavailable,
+	// ErrNoTransport, ErrInvalidOptions, ErrInvalidAgentResponse or a context
+	// error); nil when Err already says everything (a typed A2A error).
+	Kind error
+	Err  error
+}
+
+func (e *Error) Error() string {
+	msg := e.Op
+	if e.Agent != "" {
+		msg = fmt.Sprintf("agent %q: %s", e.Agent, e.Op)
+	}
+	switch {
+	case e.Kind != nil && e.Err != nil:
+		return fmt.Sprintf("a2a: %s: %v: %v", msg, e.Kind, e.Err)
+	case e.Err != nil:
+		return fmt.Sprintf("a2a: %s: %v", msg, e.Err)
+	case e.Kind != nil:
+		return fmt.Sprintf("a2a: %s: %v", msg, e.Kind)
+	}
+	return "a2a: " + msg
+}
+
+// Unwrap exposes both the category and the cause to errors.Is/As.
+func (e *Error) Unwrap() []error {
+	out := make([]error, 0, 2)
+	if e.Kind != nil {
+		out = append(out, e.Kind)
+	}
+	if e.Err != nil {
+		out = append(out, e.Err)
+	}
+	return out
+}
+
+// HTTPStatusError is an HTTP response that carried no A2A error: a JSON-RPC
+// endpoint answering non-2xx (A2A errors always come as HTTP 200 there), a
+// REST endpoint answering non-2xx without a JSON body, or a card fetch
+// answering non-200. The SDK reports the first as an untyped string and the
+// second as a bare ErrServerError (§2 "Not every error is typed"), so our
+// RoundTripper turns them into this type before the SDK sees them.
+type HTTPStatusError struct {
+	StatusCode int
+	Status     string
+}
+
+func (e *HTTPStatusError) Error() string { return "unexpected HTTP status " + e.Status }
+
+// Unwrap maps the status to a sentinel so that an auth gateway's 401 in front
+// of an agent satisfies errors.Is(err, ErrUnauthenticated).
+func (e *HTTPStatusError) Unwrap() error {
+	switch e.StatusCode {
+	case http.StatusUnauthorized:
+		return ErrUnauthenticated
+	case http.StatusForbidden:
+		return ErrUnauthorized
+	}
+	return ErrUnavailable
+}
+
+// ErrorInfo is how the rest of the bridge reports an A2A failure: Code is a
+// stable string (the table in doc.go) used as RUN_ERROR.code and in HTTP error
+// bodies, HTTPStatus is the status to answer with before a stream starts.
+type ErrorInfo struct {
+	Code       string
+	HTTPStatus int
+	Message    string
+}
+
+// classification is one row of the error table. Order matters: context errors
+// first (a deadline can surface wrapped in anything), then the phase (card,
+// transport selection), then A2A protocol errors, then transport failures.
+var classification = []struct {
+	err     error
+	code    string
+	status  int
+	message string
+}{
+	{context.Canceled, "a2a_canceled", 499, "the request to the agent was canceled"},
+	{context.DeadlineExceeded, "a2a_timeout", http.StatusGatewayTimeout, "the agent did not answer in time"},
+	{ErrInvalidOptions, "a2a_invalid_options", http.StatusInternalServerError, "the agent is misconfigured in the bridge"},
+	{ErrCardUnavailable, "a2a_card_unavailable", http.StatusBadGateway, "the agent card could not be fetched or parsed"},
+	{ErrNoTransport, "a2a_no_transport", http.StatusBadGateway, "the agent offers no protocol binding the bridge speaks"},
+	{ErrTaskNotFound, "a2a_task_not_found", http.StatusNotFound, "task not found"},
+	{ErrTaskNotCancelable, "a2a_task_not_cancelable", http.StatusConflict, "the task can no longer be canceled"},
+	{ErrUnsupportedOperation, "a2a_unsupported_operation", http.StatusNotImplemented, "the agent does not support this operation"},
+	{ErrPushNotificationNotSupported, "a2a_push_not_supported", http.StatusNotImplemented, "the agent does not support push notifications"},
+	{ErrExtendedCardNotConfigured, "a2a_extended_card_not_configured", http.StatusNotImplemented, "the agent has no extended card"},
+	{ErrContentTypeNotSupported, "a2a_content_type_not_supported", http.StatusUnsupportedMediaType, "the agent does not accept this content type"},
+	{ErrInvalidParams, "a2a_invalid_params", http.StatusBadRequest, "the agent rejected the request parameters"},
+	{ErrUnauthenticated, "a2a_unauthenticated", http.StatusUnauthorized, "the agent requires authentication"},
+	{ErrUnauthorized, "a2a_unauthorized", http.StatusForbidden, "the agent denied permission"},
+	{ErrVersionNotSupported, "a2a_version_not_supported", http.StatusBadGateway, "the agent does not support this A2A protocol version"},
+	{ErrExtensionSupportRequired, "a2a_extension_required", http.StatusBadGateway, "the agent requires an A2A extension the bridge did not request"},
+	{ErrParseError, "a2a_protocol_error", http.StatusBadGateway, "the agent could not parse the bridge's request"},
+	{ErrInvalidRequest, "a2a_protocol_error", http.StatusBadGateway, "the agent rejected the bridge's request as invalid"},
+	{ErrMethodNotFound, "a2a_protocol_error", http.StatusBadGateway, "the agent does not implement this method"},
+	{ErrInvalidAgentResponse, "a2a_invalid_agent_response", http.StatusBadGateway, "the agent sent an invalid response"},
+	{ErrInternalError, "a2a_internal", http.StatusBadGateway, "the agent reported an internal error"},
+	{ErrServerError, "a2a_internal", http.StatusBadGateway, "the agent reported a server error"},
+	{ErrUnavailable, "a2a_unavailable", http.StatusBadGateway, "the agent is unreachable"},
+}
+
+// Classify maps any error from this package (or a context error) to a stable
+// code and an HTTP status. It uses errors.Is/As only, never the error text.
+// A nil error gives the zero ErrorInfo.
+func Classify(err error) ErrorInfo {
+	if err == nil {
+		return ErrorInfo{}
+	}
+	for _, c := range classification {
+		if !errors.Is(err, c.err) {
+			continue
+		}
+		info := ErrorInfo{Code: c.code, HTTPStatus: c.status, Message: c.message}
+		if c.err == ErrUnavailable {
+			// An agent that says "come back later" is a 503, not a broken gateway.
+			var hs *HTTPStatusError
+			if errors.As(err, &hs) && (hs.StatusCode == http.StatusServiceUnavailable || hs.StatusCode == http.StatusTooManyRequests) {
+				info.HTTPStatus = http.StatusServiceUnavailable
+			}
+		}
+		// The agent's own text for a typed A2A error is meant for clients.
+		var ae *a2asdk.Error
+		if errors.As(err, &ae) && ae.Message != "" && ae.Message != c.message {
+			info.Message = c.message + ": " + ae.Message
+		}
+		return info
+	}
+	return ErrorInfo{Code: "a2a_error", HTTPStatus: http.StatusBadGateway, Message: "the call to the agent failed"}
+}
+
+// kindOf picks the sentinel to add to a raw SDK error so Classify and
+// errors.Is can see what happened. ctxErr is the caller's ctx.Err().
+func kindOf(ctxErr, err error) error {
+	switch {
+	case ctxErr != nil:
+		// The SDK surfaces a cancelled stream as e.g. "SSE stream error:
+		// context canceled" or as a read error on a closed body; trust the ctx
+		// rather than the error chain (§4 "Context and timeout handling").
+		if errors.Is(err, ctxErr) {
+			return nil
+		}
+		return ctxErr
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return nil
+	case errors.Is(err, ErrUnavailable):
+		return nil // already marked (gRPC UNAVAILABLE, HTTP 5xx)
+	}
+	var hs *HTTPStatusError
+	var ae *a2asdk.Error
+	if errors.As(err, &hs) || errors.As(err, &ae) {
+		// Already typed: an HTTP status (which http.Client wraps in a
+		// *url.Error, so this must come before isTransportFailure) or an
+		// A2A error from the agent.
+		return nil
+	}
+	if isTransportFailure(err) {
+		return ErrUnavailable
+	}
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &syn) || errors.As(err, &typ) {
+		return ErrInvalidAgentResponse
+	}
+	return nil
+}
+
+// isTransportFailure reports network-level failures by type, not by text.
+func isTransportFailure(err error) bool {
+	var (
+		opErr   *net.OpError
+		dnsErr  *net.DNSError
+		urlErr  *url.Error
+		certErr *tls.CertificateVerificationError
+		recErr  tls.RecordHeaderError
+	)
+	switch {
+	case errors.As(err, &opErr), errors.As(err, &dnsErr), errors.As(err, &urlErr),
+		errors.As(err, &certErr), errors.As(err, &recErr):
+		return true
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+		return true
+	}
+	return false
+}
