@@ -1,0 +1,13 @@
+// Package aguihttp serves AG-UI over HTTP: POST /agents/{name} streams one
+// run as Server-Sent Events, and the discovery and health routes describe
+// the agents behind the bridge.
+//
+// Errors found before the stream starts are HTTP statuses with the JSON body
+// {"error":{"code","message"}}; after the first byte of the stream every
+// failure is a RUN_ERROR written by the run itself. The handler knows
+// nothing of A2A or of stores: it depends on the small Runner and Catalog
+// interfaces, and reads a run's events as an iterator that it turns into a
+// channel in exactly one place (pump), where keep-alive ticks and the
+// client's disconnect are selected on. A client that disconnects stops only
+// its own copy of the stream, never the run.
+package aguihttp
