@@ -48,5 +48,16 @@ export function cityFrom(texts, datas) {
     // A resume payload may arrive as a bare string.
     if (typeof d === 'string' && d.trim() !== '') return d.trim();
   }
-  return texts.join(' ').trim().replace(/[ .!?]+$/, '');
+  const text = texts.join(' ').trim();
+  // A bridge may forward a resume payload as JSON text.
+  if (text.startsWith('{') || text.startsWith('"')) {
+    try {
+      const v = JSON.parse(text);
+      if (typeof v === 'string' && v.trim() !== '') return v.trim();
+      if (v && typeof v.city === 'string' && v.city.trim() !== '') return v.city.trim();
+    } catch {
+      // not JSON: plain text
+    }
+  }
+  return text.replace(/[ .!?]+$/, '');
 }

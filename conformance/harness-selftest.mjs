@@ -1,0 +1,146 @@
+// Tests the harness itself, without the bridge: a tiny HTTP server replays
+// canned AG-UI streams (the reference streams of AGUI-PROTOCOL.md §10.4 and
+// known-bad variants) to the real clients, and each verdict of lib/harness.mjs
+// must match the table below. Run it after touching lib/harness.mjs or
+// upgrading a client:   node conformance/harness-selftest.mjs
+
+import http from 'node:http';
+import { CLIENT_VERSIONS, evidence, runScenario } from './lib/harness.mjs';
+
+const T = 'RUN_STARTED';
+const start = (b) => ({ type: T, threadId: b.threadId, runId: b.runId });
+const finish = (b, extra = {}) => ({ type: 'RUN_FINISHED', threadId: b.threadId, runId: b.runId, ...extra });
+const text = (id, ...deltas) => [
+  { type: 'TEXT_MESSAGE_START', messageId: id, role: 'assistant' },
+  ...deltas.map((delta) => ({ type: 'TEXT_MESSAGE_CONTENT', messageId: id, delta })),
+  { type: 'TEXT_MESSAGE_END', messageId: id },
+];
+const interrupt = (b) =>
+  finish(b, {
+    outcome: {
+      type: 'interrupt',
+      interrupts: [{ id: 'int-1', reason: 'input_required', message: 'Which city?', responseSchema: { type: 'object' } }],
+    },
+  });
+
+/** name → (body) => events; `want` = expected ok per client version. */
+const cases = {
+  answer: {
+    stream: (b) => [start(b), ...text(`m-${b.runId}`, 'It is ', '22 degrees.'), finish(b)],
+    scenario: { expect: { answer: 'It is 22 degrees.' } },
+    want: { '1.0.0': true, '0.0.59': true, '0.0.36': true },
+  },
+  'tool-call-between-texts': {
+    stream: (b) => [
+      start(b),
+      ...text('m-1', 'Looking that up'),
+      { type: 'TOOL_CALL_START', toolCallId: 'tc-1', toolCallName: 'search', parentMessageId: 'm-1' },
+      { type: 'TOOL_CALL_ARGS', toolCallId: 'tc-1', delta: '{"q":"weather"}' },
+      { type: 'TOOL_CALL_END', toolCallId: 'tc-1' },
+      { type: 'TOOL_CALL_RESULT', messageId: 'tr-1', toolCallId: 'tc-1', content: '{"temp":22}', role: 'tool' },
+      ...text('m-2', 'It is 22 degrees.'),
+      finish(b),
+    ],
+    scenario: { expect: { answer: 'It is 22 degrees.' } },
+    want: { '1.0.0': true, '0.0.59': true, '0.0.36': true },
+  },
+  'duplicate-answer': {
+    stream: (b) => [start(b), ...text('m-1', 'It is 22 degrees.'), ...text('m-2', 'It is 22 degrees.'), finish(b)],
+    scenario: { expect: { answer: 'It is 22 degrees.' } },
+    want: { '1.0.0': false, '0.0.59': false, '0.0.36': false },
+  },
+  'run-error': {
+    stream: (b) => [start(b), { type: 'RUN_ERROR', message: 'upstream LLM quota exceeded', code: 'a2a_failed' }],
+    scenario: { expect: { error: 'a2a_failed', message: 'quota' } },
+    want: { '1.0.0': true, '0.0.59': true, '0.0.36': true },
+  },
+  'wrong-error-code': {
+    stream: (b) => [start(b), { type: 'RUN_ERROR', message: 'nope', code: 'a2a_rejected' }],
+    scenario: { expect: { error: 'a2a_failed' } },
+    want: { '1.0.0': false, '0.0.59': false, '0.0.36': false },
+  },
+  interrupt: {
+    stream: (b) => [start(b), ...text('m-q', 'Which city?'), interrupt(b)],
+    scenario: { expect: { interrupt: true, question: 'Which city?' } },
+    want: { '1.0.0': true, '0.0.59': true, '0.0.36': true },
+  },
+  'finished-instead-of-interrupt': {
+    stream: (b) => [start(b), ...text('m-q', 'Which city?'), finish(b)],
+    scenario: { expect: { interrupt: true } },
+    // 0.0.36 cannot see outcomes, so a plain finish is all it can check.
+    want: { '1.0.0': false, '0.0.59': false, '0.0.36': true },
+  },
+  resume: {
+    stream: (b) =>
+      b.resume?.[0]?.interruptId === 'int-1' && b.resume[0].payload?.city === 'Paris'
+        ? [start(b), ...text(`m-${b.runId}`, 'Sunny in Paris.'), finish(b)]
+        : [start(b), ...text('m-q', 'Which city?'), interrupt(b)],
+    scenario: { expect: { question: 'Which city?' }, resume: { payload: { city: 'Paris' }, answer: 'Sunny in Paris.' } },
+    want: { '1.0.0': true, '0.0.59': true },
+  },
+  'unknown-property': {
+    stream: (b) => [{ ...start(b), bridgeDebug: 1 }, ...text('m-1', 'Hi.'), finish(b)],
+    scenario: { expect: { answer: 'Hi.' } },
+    // 1.0.0 strips it with an [ag-ui][enforce] warning; 0.0.x passes it through.
+    want: { '1.0.0': false, '0.0.59': true, '0.0.36': true },
+  },
+  'float-timestamp': {
+    stream: (b) => [start(b), ...text('m-1', 'Hi.').map((e) => ({ ...e, timestamp: 1.5 })), finish(b)],
+    scenario: { expect: { answer: 'Hi.' } },
+    want: { '1.0.0': false, '0.0.59': true, '0.0.36': true },
+  },
+  'no-terminal-event': {
+    stream: (b) => [start(b), ...text('m-1', 'Hi.')],
+    scenario: { expect: { answer: 'Hi.' } },
+    want: { '1.0.0': false, '0.0.59': false, '0.0.36': false },
+  },
+  'content-without-start': {
+    stream: (b) => [start(b), { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm-1', delta: 'Hi.' }, finish(b)],
+    scenario: { expect: { answer: 'Hi.' } },
+    want: { '1.0.0': false, '0.0.59': false, '0.0.36': false },
+  },
+  'http-500': {
+    status: 500,
+    stream: () => [],
+    scenario: { expect: { answer: 'Hi.' } },
+    want: { '1.0.0': false, '0.0.59': false, '0.0.36': false },
+  },
+};
+
+const server = http.createServer((req, res) => {
+  let body = '';
+  req.on('data', (d) => (body += d));
+  req.on('end', () => {
+    const c = cases[decodeURIComponent(req.url.slice(1))];
+    if (!c) {
+      res.writeHead(404).end();
+      return;
+    }
+    if (c.status) {
+      res.writeHead(c.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { code: 'boom', message: 'server error' } }));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    for (const e of c.stream(JSON.parse(body))) res.write(`data: ${JSON.stringify(e)}\n\n`);
+    res.end();
+  });
+});
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
+const base = `http://127.0.0.1:${server.address().port}`;
+
+let wrong = 0;
+for (const [name, c] of Object.entries(cases)) {
+  for (const v of CLIENT_VERSIONS) {
+    if (!(v in c.want)) continue;
+    const s = { name, text: 'hello', ...c.scenario };
+    const r = await runScenario(s, v, `${base}/${encodeURIComponent(name)}`, 5000);
+    const good = r.ok === c.want[v];
+    if (!good) wrong++;
+    console.log(`${good ? 'ok  ' : 'WRONG'} ${name.padEnd(30)} ${v.padEnd(7)} verdict=${r.ok ? 'pass' : 'fail'}${r.problems.length ? ` (${r.problems[0]})` : ''}`);
+    if (!good) for (const l of evidence(r, 20)) console.log(`        ${l}`);
+  }
+}
+server.close();
+console.log(wrong === 0 ? 'harness verdicts all as expected' : `${wrong} harness verdict(s) wrong`);
+process.exit(wrong === 0 ? 0 : 1);

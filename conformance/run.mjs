@@ -1,0 +1,165 @@
+// The conformance runner: real @ag-ui/client generations (1.0.0, 0.0.59,
+// 0.0.36) run every scenario of scenarios.mjs through the real bridge, in
+// front of the Go demo agents and the @a2a-js/sdk agents.
+//
+//   node conformance/run.mjs [--only REGEX] [--clients 1.0.0,0.0.36] [--timeout MS] [--no-build] [--verbose]
+//   npm test --prefix conformance
+//
+// It builds ./cmd/bridge and ./examples/cmd/demo-agents into conformance/.work,
+// starts both agent processes, writes conformance/.work/bridge.yaml, starts
+// `bridge serve`, waits for /readyz, then prints one line per (scenario, client)
+// and LAST "N passed, M failed". Exit code 1 if anything failed.
+// Logs of every child are kept in conformance/.work/*.log.
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import { CLIENT_VERSIONS, evidence, loadClient, runScenario } from './lib/harness.mjs';
+import { firstJSONLine, freePort, run, start, stopAll, tail, waitReady } from './lib/procs.mjs';
+import { bridgeAgents, scenarios } from './scenarios.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..');
+const work = path.join(here, '.work');
+const rel = (p) => path.relative(process.cwd(), p) || '.';
+
+const { values: opts } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    clients: { type: 'string' },
+    timeout: { type: 'string', default: process.env.CONFORMANCE_RUN_TIMEOUT_MS ?? '20000' },
+    'no-build': { type: 'boolean', default: false },
+    verbose: { type: 'boolean', short: 'v', default: false },
+  },
+});
+const runTimeoutMs = Number(opts.timeout);
+const clientVersions = opts.clients ? opts.clients.split(',').map((s) => s.trim()) : CLIENT_VERSIONS;
+for (const v of clientVersions) {
+  if (!CLIENT_VERSIONS.includes(v)) throw new Error(`unknown client ${v}; known: ${CLIENT_VERSIONS.join(', ')}`);
+}
+const only = opts.only ? new RegExp(opts.only) : null;
+
+/** The (scenario, client) pairs this invocation runs. */
+const plan = [];
+for (const s of scenarios) {
+  if (only && !only.test(s.name)) continue;
+  for (const v of clientVersions) {
+    if (s.clients && !s.clients.includes(v)) continue;
+    plan.push({ s, v });
+  }
+}
+
+const say = (line) => process.stdout.write(line + '\n');
+const logs = {
+  js: path.join(work, 'js-agents.log'),
+  go: path.join(work, 'demo-agents.log'),
+  bridge: path.join(work, 'bridge.log'),
+};
+
+function yamlString(s) {
+  return JSON.stringify(String(s)); // a JSON string is a valid YAML double-quoted scalar
+}
+
+function bridgeConfig(port, agents) {
+  const lines = [
+    '# Written by conformance/run.mjs for one run; do not edit.',
+    `listen: ${yamlString(`127.0.0.1:${port}`)}`,
+    'store: {kind: memory}',
+    'agents:',
+  ];
+  for (const a of agents) {
+    lines.push(`  - name: ${yamlString(a.name)}`, `    url: ${yamlString(a.url)}`);
+    if (a.transports) lines.push(`    transports: [${a.transports.map(yamlString).join(', ')}]`);
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** setup builds and starts everything; resolves to the bridge's base URL. */
+async function setup() {
+  fs.mkdirSync(work, { recursive: true });
+
+  // The JS agents start while Go compiles. Their stdin is a pipe that closes
+  // when this process dies, however it dies.
+  const js = start(process.execPath, [path.join(here, 'agents', 'serve.mjs'), '--exit-on-stdin-close'], {
+    cwd: here,
+    logFile: logs.js,
+    captureStdout: true,
+  });
+  const jsReady = firstJSONLine(js, 30_000, 'JS agents (agents/serve.mjs)');
+  jsReady.catch(() => {}); // awaited below; avoid an unhandled rejection while Go builds
+
+  const bridgeBin = path.join(work, 'bridge');
+  const demoBin = path.join(work, 'demo-agents');
+  if (!opts['no-build'] || !fs.existsSync(bridgeBin) || !fs.existsSync(demoBin)) {
+    say(`building ./examples/cmd/demo-agents and ./cmd/bridge into ${rel(work)} …`);
+    await run('go', ['build', '-o', demoBin, './examples/cmd/demo-agents'], { cwd: root });
+    await run('go', ['build', '-o', bridgeBin, './cmd/bridge'], { cwd: root });
+  }
+
+  const goProc = start(demoBin, ['--listen', '127.0.0.1:0'], { cwd: root, logFile: logs.go, captureStdout: true });
+  const [goAnn, jsAnn] = await Promise.all([firstJSONLine(goProc, 30_000, 'Go demo agents'), jsReady]);
+  if (!goAnn?.agents || !jsAnn?.agents) throw new Error(`unexpected agent announcements: ${JSON.stringify({ goAnn, jsAnn })}`);
+  // Keep draining stdout so a chatty child never blocks on a full pipe.
+  goProc.stdout.resume();
+  js.stdout.resume();
+
+  const port = await freePort();
+  const configFile = path.join(work, 'bridge.yaml');
+  fs.writeFileSync(configFile, bridgeConfig(port, bridgeAgents(goAnn.agents, jsAnn.agents)));
+  const bridge = start(bridgeBin, ['serve', '--config', configFile], { cwd: root, logFile: logs.bridge });
+  const base = `http://127.0.0.1:${port}`;
+  await waitReady(`${base}/readyz`, bridge, 60_000, 'bridge');
+  say(`bridge ready at ${base} (config ${rel(configFile)}, logs in ${rel(work)})`);
+  return base;
+}
+
+let passed = 0;
+let failed = 0;
+let exitCode = 1;
+try {
+  // Import every client first: an import error is a setup problem, not 3×N failures.
+  for (const v of clientVersions) await loadClient(v);
+
+  let base;
+  try {
+    base = await setup();
+  } catch (err) {
+    say(`setup failed: ${err.message}`);
+    for (const [name, file] of Object.entries(logs)) {
+      if (fs.existsSync(file) && fs.statSync(file).size > 0) say(`--- ${name} log (${rel(file)}), last lines:\n${tail(file)}`);
+    }
+    for (const { s, v } of plan) say(`FAIL ${s.name} [${v}]: not run (setup failed)`);
+    failed = plan.length;
+  }
+
+  if (base) {
+    for (const { s, v } of plan) {
+      const url = `${base}/agents/${s.agent}`;
+      let result;
+      try {
+        result = await runScenario(s, v, url, runTimeoutMs);
+      } catch (err) {
+        result = { ok: false, problems: [`harness error: ${err?.stack ?? err}`], runs: [] };
+      }
+      const ms = result.runs.reduce((t, r) => t + r.ms, 0);
+      if (result.ok) {
+        passed++;
+        say(`ok   ${s.name} [${v}] (${ms} ms)`);
+      } else {
+        failed++;
+        say(`FAIL ${s.name} [${v}]: ${result.problems.join('; ')}`);
+      }
+      if (!result.ok || opts.verbose) for (const l of evidence(result)) say(`       ${l}`);
+    }
+  }
+  exitCode = failed > 0 ? 1 : 0;
+} catch (err) {
+  say(`runner error: ${err?.stack ?? err}`);
+  failed = Math.max(failed, plan.length - passed);
+} finally {
+  await stopAll();
+}
+say(`${passed} passed, ${failed} failed`);
+process.exit(exitCode);

@@ -1,0 +1,122 @@
+// The scenario table. Each row: a name, the bridge agent it talks to
+// (/agents/<agent>), the user's message, and what the frontend must see.
+//
+// expect:
+//   {answer: "…"}                  RUN_FINISHED (success) and the assistant messages of
+//                                  the thread contain the text EXACTLY once (catches duplicates)
+//   {error: "code", message?: "…"} RUN_ERROR with that code (message: a substring)
+//   {interrupt: true, question?}   1.0.0/0.0.59: RUN_FINISHED with an interrupt outcome with
+//                                  reason "input_required" (message containing `question`);
+//                                  0.0.36: a clean RUN_FINISHED. The question, if shown as
+//                                  assistant text, must not be shown twice.
+// resume: {payload, answer}        run twice on one thread: the first run must interrupt, the
+//                                  second answers with resume[{interruptId, status:"resolved",
+//                                  payload}] and must produce `answer` exactly once.
+// clients: [...]                   restrict to these client generations (default: all three).
+//
+// The Go agents' texts come from examples/agents/executors.go (constants and
+// *Answer functions there); the JS agents' from agents/texts.mjs. When an
+// agent's text changes, change the row here.
+
+import {
+  JS_ASKER_QUESTION,
+  JS_CHATTER_ANSWER,
+  JS_FAILER_ERROR,
+  js03StreamerAnswer,
+  jsAskerAnswer,
+  jsStreamerAnswer,
+} from './agents/texts.mjs';
+
+// Mirrors of examples/agents/executors.go.
+const go = {
+  streamerAnswer: (userText) => `You said: ${userText.replace(/[ .!?]+$/, '') || 'nothing'}. Here is a streamed answer.`,
+  narratorAnswer: (userText) => `Here is what I found about “${userText}”: all sources agree.`,
+  replierAnswer: (userText) => `Hello! You said: ${userText}`,
+  weatherAnswer: (city) => `The weather in ${city} is sunny.`,
+  chatterAnswer: 'Hello, world',
+  cumulativeAnswer: 'The answer is 42.',
+  repeaterAnswer: 'The capital of France is Paris.',
+  blockingAnswer: 'Done after a long think.',
+  filesText: 'Here is your report.',
+  failerError: 'upstream LLM quota exceeded',
+  rejecterReason: 'I only answer questions about travel.',
+  askerQuestion: 'Which city should I check?',
+};
+
+const INTERRUPT_CLIENTS = ['1.0.0', '0.0.59'];
+
+const story = 'Tell me about Lisbon';
+const search = 'Find the tallest tower';
+
+export const scenarios = [
+  // Go demo agents (a2a-go), every binding of the streamer.
+  { name: 'go-streamer-jsonrpc', agent: 'streamer', text: story, expect: { answer: go.streamerAnswer(story) } },
+  { name: 'go-streamer-rest', agent: 'streamer-rest', text: story, expect: { answer: go.streamerAnswer(story) } },
+  { name: 'go-streamer-grpc', agent: 'streamer-grpc', text: story, expect: { answer: go.streamerAnswer(story) } },
+  { name: 'go-streamer-v03', agent: 'streamer-v03', text: story, expect: { answer: go.streamerAnswer(story) } },
+  { name: 'go-narrator', agent: 'narrator', text: search, expect: { answer: go.narratorAnswer(search) } },
+  { name: 'go-chatter', agent: 'chatter', text: 'Say hello', expect: { answer: go.chatterAnswer } },
+  { name: 'go-cumulative', agent: 'cumulative', text: 'What is the answer?', expect: { answer: go.cumulativeAnswer } },
+  { name: 'go-repeater', agent: 'repeater', text: 'Capital of France?', expect: { answer: go.repeaterAnswer } },
+  { name: 'go-replier', agent: 'replier', text: 'Good morning', expect: { answer: go.replierAnswer('Good morning') } },
+  { name: 'go-failer', agent: 'failer', text: 'Summarise this', expect: { error: 'a2a_failed', message: go.failerError } },
+  { name: 'go-rejecter', agent: 'rejecter', text: 'Write me a poem', expect: { error: 'a2a_rejected', message: go.rejecterReason } },
+  { name: 'go-blocking', agent: 'blocking', text: 'Think hard', expect: { answer: go.blockingAnswer } },
+  { name: 'go-files', agent: 'files', text: 'Send the report', expect: { answer: go.filesText } },
+  { name: 'go-asker', agent: 'asker', text: 'What is the weather?', expect: { interrupt: true, question: go.askerQuestion } },
+  {
+    name: 'go-asker-resume',
+    agent: 'asker',
+    text: 'What is the weather?',
+    expect: { question: go.askerQuestion },
+    resume: { payload: { city: 'Paris' }, answer: go.weatherAnswer('Paris') },
+    clients: INTERRUPT_CLIENTS,
+  },
+
+  // @a2a-js/sdk 1.3.0 agents (A2A v1.0).
+  { name: 'js-streamer-jsonrpc', agent: 'js-streamer', text: story, expect: { answer: jsStreamerAnswer(story) } },
+  { name: 'js-streamer-grpc', agent: 'js-streamer-grpc', text: story, expect: { answer: jsStreamerAnswer(story) } },
+  { name: 'js-chatter', agent: 'js-chatter', text: 'Say hello', expect: { answer: JS_CHATTER_ANSWER } },
+  { name: 'js-failer', agent: 'js-failer', text: 'Summarise this', expect: { error: 'a2a_failed', message: JS_FAILER_ERROR } },
+  { name: 'js-asker', agent: 'js-asker', text: 'What is the weather?', expect: { interrupt: true, question: JS_ASKER_QUESTION } },
+  {
+    name: 'js-asker-resume',
+    agent: 'js-asker',
+    text: 'What is the weather?',
+    expect: { question: JS_ASKER_QUESTION },
+    resume: { payload: { city: 'Paris' }, answer: jsAskerAnswer('Paris') },
+    clients: INTERRUPT_CLIENTS,
+  },
+
+  // @a2a-js/sdk 0.3.14 agents (A2A v0.3 JSON-RPC).
+  { name: 'js03-streamer', agent: 'js03-streamer', text: story, expect: { answer: js03StreamerAnswer(story) } },
+  { name: 'js03-asker', agent: 'js03-asker', text: 'What is the weather?', expect: { interrupt: true, question: JS_ASKER_QUESTION } },
+  {
+    name: 'js03-asker-resume',
+    agent: 'js03-asker',
+    text: 'What is the weather?',
+    expect: { question: JS_ASKER_QUESTION },
+    resume: { payload: { city: 'Paris' }, answer: jsAskerAnswer('Paris') },
+    clients: INTERRUPT_CLIENTS,
+  },
+];
+
+/**
+ * bridgeAgents lists the bridge config's agents from the two agent
+ * processes' announcements: every Go agent under its own name plus the
+ * streamer pinned to each binding, and every JS agent under its own name.
+ */
+export function bridgeAgents(goAgents, jsAgents) {
+  const list = [];
+  for (const [name, a] of Object.entries(goAgents)) list.push({ name, url: a.url });
+  const s = goAgents.streamer;
+  if (s) {
+    list.push({ name: 'streamer-grpc', url: s.url, transports: ['GRPC'] });
+    list.push({ name: 'streamer-rest', url: s.url, transports: ['HTTP+JSON'] });
+    if (s.urlV03) list.push({ name: 'streamer-v03', url: s.urlV03 });
+  }
+  for (const [name, a] of Object.entries(jsAgents)) {
+    list.push(name.endsWith('-grpc') ? { name, url: a.url, transports: ['GRPC'] } : { name, url: a.url });
+  }
+  return list;
+}
