@@ -1,0 +1,658 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/a2a-agui-bridge/bridge/tasks"
+)
+
+// Run checks the store returned by open against the Store contract. Every
+// subtest runs in parallel on a store of its own: open must return a new,
+// empty store each time, and may use t (t.TempDir, t.Cleanup) for its
+// resources. Run closes each store when its subtest ends, so Close must be
+// safe to call twice (the Close subtest calls it first).
+func Run(t *testing.T, open func(t *testing.T) tasks.Store) {
+	t.Helper()
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s tasks.Store)
+	}{
+		{"GetMissing", testGetMissing},
+		{"PutCreates", testPutCreates},
+		{"PutUpdates", testPutUpdates},
+		{"PutStale", testPutStale},
+		{"PutConcurrent", testPutConcurrent},
+		{"GetCopies", testGetCopies},
+		{"Delete", testDelete},
+		{"AppendNumbers", testAppendNumbers},
+		{"AppendKeepsFields", testAppendKeepsFields},
+		{"AppendCopies", testAppendCopies},
+		{"AppendConcurrent", testAppendConcurrent},
+		{"Read", testRead},
+		{"LastSeq", testLastSeq},
+		{"WaitReady", testWaitReady},
+		{"WaitWakes", testWaitWakes},
+		{"WaitCancel", testWaitCancel},
+		{"IndependentKeys", testIndependentKeys},
+		{"Ping", testPing},
+		{"Close", testClose},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := open(t)
+			t.Cleanup(func() {
+				if err := s.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+			})
+			tc.fn(t, s)
+		})
+	}
+}
+
+// threadOpts compare threads as the caller sees them: the store stamps
+// UpdatedAt itself, and an empty slice may come back as nil.
+var threadOpts = cmp.Options{
+	cmpopts.IgnoreFields(tasks.Thread{}, "UpdatedAt"),
+	cmpopts.EquateEmpty(),
+}
+
+var entryOpts = cmp.Options{cmpopts.EquateEmpty()}
+
+// sample returns a thread with every field set except the two the store
+// owns (Version, UpdatedAt), so a round trip proves no field is dropped.
+// checkSample fails when a new Thread field is left zero here.
+func sample(key tasks.ThreadKey) *tasks.Thread {
+	return &tasks.Thread{
+		Key:            key,
+		ContextID:      "ctx-1",
+		TaskID:         "task-1",
+		TaskState:      "working",
+		SeenMessageIDs: []string{"m1", "m2"},
+		ActiveRunID:    "run-1",
+		ActiveSince:    time.Date(2026, 5, 1, 12, 30, 0, 123456789, time.UTC),
+	}
+}
+
+func checkSample(t *testing.T, th *tasks.Thread) {
+	t.Helper()
+	v := reflect.ValueOf(*th)
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		if name == "Version" || name == "UpdatedAt" {
+			continue
+		}
+		if v.Field(i).IsZero() {
+			t.Errorf("storetest's sample thread leaves Thread.%s zero: set it so the round trip covers it", name)
+		}
+	}
+}
+
+func key(thread string) tasks.ThreadKey {
+	return tasks.ThreadKey{Agent: "agent", ThreadID: thread}
+}
+
+func put(t *testing.T, s tasks.Store, th *tasks.Thread) int64 {
+	t.Helper()
+	v, err := s.PutThread(t.Context(), th)
+	if err != nil {
+		t.Fatalf("PutThread(%v, version %d): %v", th.Key, th.Version, err)
+	}
+	return v
+}
+
+func get(t *testing.T, s tasks.Store, k tasks.ThreadKey) *tasks.Thread {
+	t.Helper()
+	th, err := s.GetThread(t.Context(), k)
+	if err != nil {
+		t.Fatalf("GetThread(%v): %v", k, err)
+	}
+	return th
+}
+
+func appendEntries(t *testing.T, s tasks.Store, k tasks.ThreadKey, es ...tasks.Entry) int64 {
+	t.Helper()
+	last, err := s.Append(t.Context(), k, es...)
+	if err != nil {
+		t.Fatalf("Append(%v, %d entries): %v", k, len(es), err)
+	}
+	return last
+}
+
+func read(t *testing.T, s tasks.Store, k tasks.ThreadKey, after int64, limit int) []tasks.Entry {
+	t.Helper()
+	es, err := s.Read(t.Context(), k, after, limit)
+	if err != nil {
+		t.Fatalf("Read(%v, after %d, limit %d): %v", k, after, limit, err)
+	}
+	return es
+}
+
+func lastSeq(t *testing.T, s tasks.Store, k tasks.ThreadKey) int64 {
+	t.Helper()
+	n, err := s.LastSeq(t.Context(), k)
+	if err != nil {
+		t.Fatalf("LastSeq(%v): %v", k, err)
+	}
+	return n
+}
+
+// event returns a distinct event; the whitespace is deliberate, since a
+// journal must keep an event's bytes exactly, not re-encode them.
+func event(n int) []byte {
+	return fmt.Appendf(nil, "{\"type\": \"CUSTOM\",  \"n\": %d}\n", n)
+}
+
+func entries(runID string, from, to int) []tasks.Entry {
+	var es []tasks.Entry
+	for n := from; n <= to; n++ {
+		es = append(es, tasks.Entry{RunID: runID, Event: event(n)})
+	}
+	return es
+}
+
+func seqs(es []tasks.Entry) []int64 {
+	out := []int64{}
+	for _, e := range es {
+		out = append(out, e.Seq)
+	}
+	return out
+}
+
+func testGetMissing(t *testing.T, s tasks.Store) {
+	if _, err := s.GetThread(t.Context(), key("missing")); !errors.Is(err, tasks.ErrNotFound) {
+		t.Fatalf("GetThread(missing) error = %v, want ErrNotFound", err)
+	}
+}
+
+func testPutCreates(t *testing.T, s tasks.Store) {
+	want := sample(key("t"))
+	checkSample(t, want)
+	if v := put(t, s, want); v != 1 {
+		t.Fatalf("PutThread(version 0) = %d, want 1", v)
+	}
+	want.Version = 1
+	if diff := cmp.Diff(want, get(t, s, want.Key), threadOpts); diff != "" {
+		t.Errorf("GetThread after create (-want +got):\n%s", diff)
+	}
+}
+
+func testPutUpdates(t *testing.T, s tasks.Store) {
+	th := sample(key("t"))
+	th.Version = put(t, s, th)
+	th.TaskState = "completed"
+	th.ActiveRunID = ""
+	th.ActiveSince = time.Time{}
+	th.SeenMessageIDs = append(th.SeenMessageIDs, "m3")
+	if v := put(t, s, th); v != 2 {
+		t.Fatalf("PutThread(version 1) = %d, want 2", v)
+	}
+	th.Version = 2
+	if diff := cmp.Diff(th, get(t, s, th.Key), threadOpts); diff != "" {
+		t.Errorf("GetThread after update (-want +got):\n%s", diff)
+	}
+}
+
+func testPutStale(t *testing.T, s tasks.Store) {
+	ctx := t.Context()
+	th := sample(key("t"))
+	put(t, s, th) // version 1
+	th.Version = 1
+	th.TaskState = "completed"
+	put(t, s, th) // version 2
+	want := get(t, s, th.Key)
+
+	for _, version := range []int64{0, 1, 3} {
+		stale := want.Clone()
+		stale.Version = version
+		stale.TaskState = fmt.Sprintf("stale-%d", version)
+		if _, err := s.PutThread(ctx, stale); !errors.Is(err, tasks.ErrConflict) {
+			t.Errorf("PutThread(version %d) with stored version 2: error = %v, want ErrConflict", version, err)
+		}
+	}
+	if diff := cmp.Diff(want, get(t, s, th.Key), threadOpts); diff != "" {
+		t.Errorf("a rejected PutThread wrote (-want +got):\n%s", diff)
+	}
+
+	// A version other than 0 for a thread that does not exist is stale too.
+	ghost := sample(key("ghost"))
+	ghost.Version = 4
+	if _, err := s.PutThread(ctx, ghost); !errors.Is(err, tasks.ErrConflict) {
+		t.Errorf("PutThread(version 4) of a missing thread: error = %v, want ErrConflict", err)
+	}
+	if _, err := s.GetThread(ctx, ghost.Key); !errors.Is(err, tasks.ErrNotFound) {
+		t.Errorf("GetThread after rejected create: error = %v, want ErrNotFound", err)
+	}
+}
+
+// testPutConcurrent is the race the bridge relies on to allow one active
+// run per thread: writers that read the same version, one wins.
+func testPutConcurrent(t *testing.T, s tasks.Store) {
+	for _, from := range []int64{0, 1} { // create race, then update race
+		const n = 16
+		k := key(fmt.Sprintf("race-%d", from))
+		if from == 1 {
+			put(t, s, sample(k))
+		}
+		var (
+			wg      sync.WaitGroup
+			start   = make(chan struct{})
+			results = make([]error, n)
+		)
+		for i := range n {
+			wg.Go(func() {
+				th := sample(k)
+				th.Version = from
+				th.ActiveRunID = fmt.Sprintf("run-%d", i)
+				<-start
+				_, results[i] = s.PutThread(t.Context(), th)
+			})
+		}
+		close(start)
+		wg.Wait()
+
+		winner := -1
+		for i, err := range results {
+			switch {
+			case err == nil && winner >= 0:
+				t.Errorf("version %d: writers %d and %d both won", from, winner, i)
+			case err == nil:
+				winner = i
+			case !errors.Is(err, tasks.ErrConflict):
+				t.Errorf("version %d: writer %d: error = %v, want nil or ErrConflict", from, i, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("version %d: no writer won", from)
+		}
+		got := get(t, s, k)
+		if got.Version != from+1 || got.ActiveRunID != fmt.Sprintf("run-%d", winner) {
+			t.Errorf("version %d: stored (version %d, run %q), want the winner's (version %d, run-%d)",
+				from, got.Version, got.ActiveRunID, from+1, winner)
+		}
+	}
+}
+
+func testGetCopies(t *testing.T, s tasks.Store) {
+	in := sample(key("t"))
+	put(t, s, in)
+	want := get(t, s, in.Key)
+
+	// Neither the caller's record nor a returned one aliases the store.
+	in.SeenMessageIDs[0] = "changed-input"
+	got := get(t, s, in.Key)
+	got.SeenMessageIDs[0] = "changed-output"
+	got.SeenMessageIDs = append(got.SeenMessageIDs, "more")
+	got.TaskState = "changed"
+	if diff := cmp.Diff(want, get(t, s, in.Key), threadOpts); diff != "" {
+		t.Errorf("mutating a Put or Get thread changed the store (-want +got):\n%s", diff)
+	}
+}
+
+func testDelete(t *testing.T, s tasks.Store) {
+	ctx := t.Context()
+	k := key("t")
+	put(t, s, sample(k))
+	appendEntries(t, s, k, entries("run-1", 1, 2)...)
+
+	if err := s.DeleteThread(ctx, k, 2); !errors.Is(err, tasks.ErrConflict) {
+		t.Errorf("DeleteThread(wrong version) error = %v, want ErrConflict", err)
+	}
+	if got := get(t, s, k); got.Version != 1 {
+		t.Errorf("after rejected DeleteThread, version = %d, want 1", got.Version)
+	}
+	if err := s.DeleteThread(ctx, k, 1); err != nil {
+		t.Fatalf("DeleteThread(right version): %v", err)
+	}
+	if _, err := s.GetThread(ctx, k); !errors.Is(err, tasks.ErrNotFound) {
+		t.Errorf("GetThread after DeleteThread: error = %v, want ErrNotFound", err)
+	}
+	if err := s.DeleteThread(ctx, k, 1); !errors.Is(err, tasks.ErrNotFound) {
+		t.Errorf("DeleteThread of a missing thread: error = %v, want ErrNotFound", err)
+	}
+	if got := seqs(read(t, s, k, 0, 10)); !cmp.Equal(got, []int64{1, 2}) {
+		t.Errorf("journal after DeleteThread has seqs %v, want [1 2] (the journal stays)", got)
+	}
+	// A deleted thread can be created again.
+	if _, err := s.PutThread(ctx, sample(k)); err != nil {
+		t.Errorf("PutThread(version 0) after DeleteThread: %v", err)
+	}
+}
+
+func testAppendNumbers(t *testing.T, s tasks.Store) {
+	k := key("t")
+	first := entries("run-1", 1, 3)
+	for i := range first {
+		first[i].Seq = 99 // ignored
+	}
+	if last := appendEntries(t, s, k, first...); last != 3 {
+		t.Errorf("first Append returned %d, want 3", last)
+	}
+	if last := appendEntries(t, s, k, entries("run-1", 4, 4)...); last != 4 {
+		t.Errorf("second Append returned %d, want 4", last)
+	}
+	if last := appendEntries(t, s, k, entries("run-2", 5, 6)...); last != 6 {
+		t.Errorf("third Append returned %d, want 6", last)
+	}
+	if last := appendEntries(t, s, k); last != 6 {
+		t.Errorf("Append of no entries returned %d, want the last seq 6", last)
+	}
+	want := []int64{1, 2, 3, 4, 5, 6}
+	if diff := cmp.Diff(want, seqs(read(t, s, k, 0, 100))); diff != "" {
+		t.Errorf("journal seqs (-want +got):\n%s", diff)
+	}
+}
+
+func testAppendKeepsFields(t *testing.T, s tasks.Store) {
+	k := key("t")
+	in := []tasks.Entry{
+		{RunID: "run-1", Event: []byte(`{"type":"RUN_STARTED","threadId":"t","runId":"run-1"}`)},
+		{RunID: "run-1", Event: []byte("{ \"type\" : \"TEXT_MESSAGE_CONTENT\", \"delta\": \"caf\\u00e9 \u2603 <&>\" }\n")},
+		{RunID: "run-1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true},
+		{RunID: "run-2", Event: []byte{}},
+	}
+	appendEntries(t, s, k, in...)
+	var want []tasks.Entry
+	for i, e := range in {
+		e.Seq = int64(i + 1)
+		want = append(want, e)
+	}
+	if diff := cmp.Diff(want, read(t, s, k, 0, 100), entryOpts); diff != "" {
+		t.Errorf("entries read back (-want +got):\n%s", diff)
+	}
+}
+
+func testAppendCopies(t *testing.T, s tasks.Store) {
+	k := key("t")
+	in := []tasks.Entry{{RunID: "run-1", Event: []byte(`{"type":"A"}`)}}
+	appendEntries(t, s, k, in...)
+	in[0].Event[2] = 'X' // the caller reuses its buffer
+
+	// Only the Append side is checked: Store does not say whether Read's
+	// Event slices may be modified, and MemoryStore returns its own.
+	got := read(t, s, k, 0, 10)
+	if len(got) != 1 || string(got[0].Event) != `{"type":"A"}` {
+		t.Fatalf("after mutating the appended buffer, Read = %+v, want the original bytes", got)
+	}
+}
+
+// testAppendConcurrent appends batches from many goroutines at once: the
+// journal must number every entry once, 1..n with no gaps, keep each batch
+// contiguous, and return each batch's own last seq.
+func testAppendConcurrent(t *testing.T, s tasks.Store) {
+	const goroutines, appends = 8, 16
+	k := key("t")
+	type batch struct {
+		events [][]byte
+		last   int64
+		err    error
+	}
+	batches := make([][]batch, goroutines)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for g := range goroutines {
+		batches[g] = make([]batch, appends)
+		wg.Go(func() {
+			<-start
+			for i := range appends {
+				b := &batches[g][i]
+				var es []tasks.Entry
+				for j := range 1 + i%3 {
+					ev := fmt.Appendf(nil, `{"g":%d,"i":%d,"j":%d}`, g, i, j)
+					b.events = append(b.events, ev)
+					es = append(es, tasks.Entry{RunID: fmt.Sprint("run-", g), Event: ev})
+				}
+				b.last, b.err = s.Append(t.Context(), k, es...)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+
+	got := read(t, s, k, 0, 1<<20)
+	total := 0
+	for g := range goroutines {
+		prev := int64(0)
+		for i, b := range batches[g] {
+			total += len(b.events)
+			if b.err != nil {
+				t.Fatalf("goroutine %d append %d: %v", g, i, b.err)
+			}
+			if b.last <= prev {
+				t.Errorf("goroutine %d append %d returned seq %d, not after its previous %d", g, i, b.last, prev)
+			}
+			prev = b.last
+			first := b.last - int64(len(b.events)) + 1
+			for j, ev := range b.events {
+				seq := first + int64(j)
+				if seq < 1 || seq > int64(len(got)) || string(got[seq-1].Event) != string(ev) {
+					t.Errorf("goroutine %d append %d: entry %d not at seq %d", g, i, j, seq)
+				}
+			}
+		}
+	}
+	if len(got) != total {
+		t.Errorf("journal has %d entries, want %d", len(got), total)
+	}
+	for i, e := range got {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("entry %d has seq %d: the sequence has a gap or a repeat", i, e.Seq)
+		}
+	}
+	if n := lastSeq(t, s, k); n != int64(total) {
+		t.Errorf("LastSeq = %d, want %d", n, total)
+	}
+}
+
+func testRead(t *testing.T, s tasks.Store) {
+	k := key("t")
+	if got := read(t, s, key("empty"), 0, 10); len(got) != 0 {
+		t.Errorf("Read of an empty journal = %v, want none", got)
+	}
+	appendEntries(t, s, k, entries("run-1", 1, 5)...)
+	tests := []struct {
+		after int64
+		limit int
+		want  []int64
+	}{
+		{after: 0, limit: 10, want: []int64{1, 2, 3, 4, 5}},
+		{after: 0, limit: 2, want: []int64{1, 2}},
+		{after: 2, limit: 2, want: []int64{3, 4}},
+		{after: 4, limit: 10, want: []int64{5}},
+		{after: 5, limit: 10, want: []int64{}},
+		{after: 9, limit: 10, want: []int64{}},
+		// limit <= 0 reads to the end, as MemoryStore does.
+		{after: 0, limit: 0, want: []int64{1, 2, 3, 4, 5}},
+		{after: 3, limit: 0, want: []int64{4, 5}},
+	}
+	for _, tc := range tests {
+		got := read(t, s, k, tc.after, tc.limit)
+		if diff := cmp.Diff(tc.want, seqs(got)); diff != "" {
+			t.Errorf("Read(after %d, limit %d) seqs (-want +got):\n%s", tc.after, tc.limit, diff)
+		}
+		for _, e := range got {
+			if want := event(int(e.Seq)); string(e.Event) != string(want) {
+				t.Errorf("Read(after %d, limit %d): seq %d has event %q, want %q", tc.after, tc.limit, e.Seq, e.Event, want)
+			}
+		}
+	}
+}
+
+func testLastSeq(t *testing.T, s tasks.Store) {
+	k := key("t")
+	if n := lastSeq(t, s, k); n != 0 {
+		t.Errorf("LastSeq of an empty journal = %d, want 0", n)
+	}
+	appendEntries(t, s, k, entries("run-1", 1, 3)...)
+	if n := lastSeq(t, s, k); n != 3 {
+		t.Errorf("LastSeq = %d, want 3", n)
+	}
+	appendEntries(t, s, k, entries("run-1", 4, 4)...)
+	if n := lastSeq(t, s, k); n != 4 {
+		t.Errorf("LastSeq = %d, want 4", n)
+	}
+}
+
+func testWaitReady(t *testing.T, s tasks.Store) {
+	k := key("t")
+	appendEntries(t, s, k, entries("run-1", 1, 2)...)
+	// A deadline instead of a sleep: Wait must not block at all here, so
+	// reaching the deadline means it blocked.
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	for _, after := range []int64{0, 1} {
+		if err := s.Wait(ctx, k, after); err != nil {
+			t.Errorf("Wait(after %d) with entries up to 2: %v, want nil at once", after, err)
+		}
+	}
+}
+
+// testWaitWakes tails a journal as Run.Events does: a reader alternates
+// Wait and Read while the test appends one entry at a time, each only
+// after the reader has seen the previous one, so most Waits start on a
+// journal with nothing new and must be woken by the Append.
+func testWaitWakes(t *testing.T, s tasks.Store) {
+	const rounds = 50
+	k := key("t")
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+
+	seen := make(chan int64)
+	failed := make(chan error, 1)
+	wg.Go(func() {
+		after := int64(0)
+		for after < rounds {
+			if err := s.Wait(ctx, k, after); err != nil {
+				failed <- fmt.Errorf("Wait(after %d): %w", after, err)
+				return
+			}
+			es, err := s.Read(ctx, k, after, 10)
+			if err != nil {
+				failed <- fmt.Errorf("Read(after %d): %w", after, err)
+				return
+			}
+			if len(es) == 0 {
+				failed <- fmt.Errorf("Wait(after %d) returned nil with no entry after %d", after, after)
+				return
+			}
+			after = es[len(es)-1].Seq
+			select {
+			case seen <- after:
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+
+	for n := 1; n <= rounds; n++ {
+		select {
+		case err := <-failed:
+			t.Fatalf("reader, before append %d: %v", n, err)
+		default:
+		}
+		appendEntries(t, s, k, entries("run-1", n, n)...)
+		select {
+		case got := <-seen:
+			if got != int64(n) {
+				t.Fatalf("reader saw up to seq %d after append %d", got, n)
+			}
+		case err := <-failed:
+			t.Fatalf("reader, after append %d: %v", n, err)
+		}
+	}
+}
+
+func testWaitCancel(t *testing.T, s tasks.Store) {
+	k := key("t")
+	appendEntries(t, s, k, entries("run-1", 1, 1)...)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- s.Wait(ctx, k, 1) }()
+	// An Append to another thread of the same agent, and to the same
+	// thread id under another agent, must not wake this Wait.
+	appendEntries(t, s, key("other"), entries("run-1", 1, 1)...)
+	appendEntries(t, s, tasks.ThreadKey{Agent: "other-agent", ThreadID: "t"}, entries("run-1", 1, 1)...)
+	select {
+	case err := <-done:
+		t.Fatalf("Wait returned %v before its context ended, with no new entry", err)
+	default:
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait after cancel: error = %v, want context.Canceled", err)
+	}
+
+	expired, cancel2 := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+	defer cancel2()
+	if err := s.Wait(expired, k, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Wait with an expired deadline: error = %v, want context.DeadlineExceeded", err)
+	}
+}
+
+// testIndependentKeys uses keys that collide under naive encodings: the
+// same thread id under two agents, and two keys with the same String().
+func testIndependentKeys(t *testing.T, s tasks.Store) {
+	keys := []tasks.ThreadKey{
+		{Agent: "a", ThreadID: "t"},
+		{Agent: "b", ThreadID: "t"},
+		{Agent: "a", ThreadID: "b/c"},
+		{Agent: "a/b", ThreadID: "c"},
+		{Agent: "a", ThreadID: "t\x00x"},
+		{Agent: "a", ThreadID: "t/"},
+	}
+	for i, k := range keys {
+		th := sample(k)
+		th.TaskID = fmt.Sprint("task-", i)
+		for range i { // give each thread its own version
+			th.Version = put(t, s, th)
+		}
+		appendEntries(t, s, k, entries(fmt.Sprint("run-", i), 1, i+1)...)
+	}
+	for i, k := range keys {
+		if i == 0 {
+			if _, err := s.GetThread(t.Context(), k); !errors.Is(err, tasks.ErrNotFound) {
+				t.Errorf("GetThread(%q) = %v, want ErrNotFound", k, err)
+			}
+		} else if got := get(t, s, k); got.Key != k || got.TaskID != fmt.Sprint("task-", i) || got.Version != int64(i) {
+			t.Errorf("GetThread(%q) = key %q, task %q, version %d; want key %q, task-%d, version %d",
+				k, got.Key, got.TaskID, got.Version, k, i, i)
+		}
+		if n := lastSeq(t, s, k); n != int64(i+1) {
+			t.Errorf("LastSeq(%q) = %d, want %d", k, n, i+1)
+		}
+		for _, e := range read(t, s, k, 0, 100) {
+			if e.RunID != fmt.Sprint("run-", i) {
+				t.Errorf("Read(%q) has seq %d of %s, want only run-%d", k, e.Seq, e.RunID, i)
+			}
+		}
+	}
+}
+
+func testPing(t *testing.T, s tasks.Store) {
+	if err := s.Ping(t.Context()); err != nil {
+		t.Errorf("Ping: %v", err)
+	}
+}
+
+func testClose(t *testing.T, s tasks.Store) {
+	appendEntries(t, s, key("t"), entries("run-1", 1, 1)...)
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
