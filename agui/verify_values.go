@@ -402,8 +402,11 @@ func (v *Verifier) chunkLane(t EventType, tag, id string) (string, error) {
 		return v.laneOf(tag), nil
 	}
 	if id != "" {
-		for lane, s := range v.lanes {
-			if s.id == id {
+		if s, ok := v.lanes[""]; ok && s.id == id {
+			return "", nil
+		}
+		for _, lane := range slices.Sorted(maps.Keys(v.lanes)) {
+			if v.lanes[lane].id == id {
 				return lane, nil
 			}
 		}
