@@ -1,0 +1,827 @@
+package mapping
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/agui"
+)
+
+// StatusTextPolicy says where the text of status-update messages goes.
+type StatusTextPolicy string
+
+// Status text policies. Whatever the policy, a completed run whose answer
+// only ever arrived as status text still shows that answer once.
+const (
+	// StatusAsMessage shows status text as assistant text (the default:
+	// many agents — ADK streaming, Strands — answer only there).
+	StatusAsMessage StatusTextPolicy = "message"
+	// StatusAsActivity shows progress as an activity (1.0 clients) or a
+	// CUSTOM "a2a.status" event (older clients, which reject activities).
+	StatusAsActivity StatusTextPolicy = "activity"
+	// StatusAsReasoning shows progress as reasoning (1.0 clients) or a
+	// CUSTOM "a2a.status" event.
+	StatusAsReasoning StatusTextPolicy = "reasoning"
+	// StatusHidden drops progress text.
+	StatusHidden StatusTextPolicy = "none"
+)
+
+// RUN_ERROR codes the translator produces. They are part of the public
+// contract: frontends switch on them.
+const (
+	CodeFailed    = "a2a_failed"
+	CodeRejected  = "a2a_rejected"
+	CodeCancelled = "cancelled"
+)
+
+// Interrupt reasons.
+const (
+	ReasonInputRequired = "input_required"
+	ReasonAuthRequired  = "a2a:auth_required"
+)
+
+// SchemaMediaType marks a data part of an INPUT_REQUIRED status message as
+// the JSON Schema the answer must satisfy (the bridge's convention).
+const SchemaMediaType = "application/schema+json"
+
+// Options configure one run's translation.
+type Options struct {
+	ThreadID string
+	RunID    string
+	// Agent is the configured agent name, recorded in interrupt metadata.
+	Agent string
+	// V1 is true when the client declared protocolVersion "1.0"; only then
+	// are 1.0-only events and outcomes produced (AGUI-PROTOCOL.md §10.1 rule 7).
+	V1 bool
+	// StatusText is the policy for status message text; empty means
+	// StatusAsMessage.
+	StatusText StatusTextPolicy
+	// Now returns Unix milliseconds for event timestamps; nil omits them.
+	Now func() int64
+}
+
+// Translator turns the A2A events of one run into AG-UI events. It is not
+// safe for concurrent use. It never panics on strange input: whatever it is
+// fed, its output is a well-formed AG-UI stream that ends exactly once.
+type Translator struct {
+	opt Options
+
+	taskID    a2a.TaskID
+	contextID string
+	state     a2a.TaskState
+
+	started bool
+	done    bool
+
+	// open is the text stream whose TEXT_MESSAGE_START has been written and
+	// whose END has not. At most one is open at a time because ≤0.0.36
+	// clients allow nothing but CONTENT/END inside an open message.
+	open *textStream
+	// current maps a source (an artifact, the status messages, a Message
+	// reply) to the stream it currently writes to; streamOrder holds every
+	// stream of the run, replaced ones included, for repeat detection.
+	current     map[string]*textStream
+	streamOrder []*textStream
+	// status accumulates status-message text, shown or not.
+	status *textStream
+	// nonText counts the non-text parts already mapped per artifact, so a
+	// Task snapshot repeating an artifact does not emit them again.
+	nonText map[a2a.ArtifactID]int
+
+	step string // open STEP_STARTED name, "" when none
+
+	activityID string // status activity message id (activity policy)
+	reasoning  bool   // a reasoning span/message is open (reasoning policy)
+
+	// answered is true once answer text from an artifact or a Message
+	// reply has been shown.
+	answered bool
+}
+
+// textStream is one AG-UI assistant message fed by one A2A source: an
+// artifact (per replacement generation), the task's status messages, or a
+// Message reply.
+type textStream struct {
+	key       string
+	messageID string
+	text      strings.Builder // status text received so far, shown or not
+	shown     strings.Builder // text written to the client so far
+	held      string          // text withheld as a possible repeat
+	holding   bool            // still deciding whether this is a repeat
+	open      bool
+	ended     bool // lastChunk seen; later appends open a new stream
+	dropped   bool // identified as a repeat and discarded
+}
+
+// New returns a Translator for one run.
+func New(opt Options) *Translator {
+	if opt.StatusText == "" {
+		opt.StatusText = StatusAsMessage
+	}
+	return &Translator{
+		opt:     opt,
+		current: make(map[string]*textStream),
+		nonText: make(map[a2a.ArtifactID]int),
+	}
+}
+
+// TaskID is the A2A task this run follows, once known.
+func (t *Translator) TaskID() a2a.TaskID { return t.taskID }
+
+// ContextID is the A2A context learned from the agent, once known.
+func (t *Translator) ContextID() string { return t.contextID }
+
+// State is the last task state seen.
+func (t *Translator) State() a2a.TaskState { return t.state }
+
+// Done reports whether the terminal event has been produced.
+func (t *Translator) Done() bool { return t.done }
+
+// Start produces RUN_STARTED. It is idempotent.
+func (t *Translator) Start() []agui.Event {
+	if t.started {
+		return nil
+	}
+	t.started = true
+	ev := &agui.RunStarted{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID}
+	if t.opt.V1 {
+		ev.ProtocolVersion = "1.0"
+	}
+	var out []agui.Event
+	return t.emit(out, ev)
+}
+
+// Translate maps one A2A event. After the run has ended it returns nothing.
+func (t *Translator) Translate(ev a2a.Event) []agui.Event {
+	if t.done {
+		return nil
+	}
+	out := t.Start()
+	switch e := ev.(type) {
+	case *a2a.Task:
+		if e == nil {
+			return out
+		}
+		out = t.onTask(out, e)
+	case *a2a.StatusUpdate:
+		if e == nil {
+			return out
+		}
+		t.learn(e.TaskID, e.ContextID)
+		out = t.onStatus(out, e.Status.State, e.Status.Message)
+	case *a2a.ArtifactUpdate:
+		if e == nil || e.Artifact == nil {
+			return out
+		}
+		t.learn(e.TaskID, e.ContextID)
+		out = t.onArtifact(out, e.Artifact, e.Append, e.LastChunk)
+	case *a2a.Message:
+		if e == nil {
+			return out
+		}
+		out = t.onMessage(out, e)
+	default:
+		out = t.closeText(out)
+		out = t.custom(out, "a2a.unknown", map[string]any{"event": ev})
+	}
+	return out
+}
+
+// Fail ends the run with RUN_ERROR after closing everything that is open.
+// Text withheld as a possible repeat is written first so nothing is lost.
+func (t *Translator) Fail(code, message string) []agui.Event {
+	if t.done {
+		return nil
+	}
+	return t.fail(t.Start(), code, message)
+}
+
+func (t *Translator) fail(out []agui.Event, code, message string) []agui.Event {
+	out = t.flushHeld(out)
+	out = t.closeAll(out)
+	return t.finish(out, &agui.RunError{Message: message, Code: code})
+}
+
+// Complete ends the run successfully, as when a Message reply ends it.
+func (t *Translator) Complete() []agui.Event {
+	if t.done {
+		return nil
+	}
+	return t.complete(t.Start())
+}
+
+func (t *Translator) complete(out []agui.Event) []agui.Event {
+	out = t.flushHeld(out)
+	out = t.answerFromStatus(out)
+	out = t.closeAll(out)
+	return t.finish(out, &agui.RunFinished{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID})
+}
+
+func (t *Translator) learn(taskID a2a.TaskID, contextID string) {
+	if taskID != "" {
+		t.taskID = taskID
+	}
+	if contextID != "" {
+		t.contextID = contextID
+	}
+}
+
+func (t *Translator) onTask(out []agui.Event, task *a2a.Task) []agui.Event {
+	t.learn(task.ID, task.ContextID)
+	// A Task (the first event of a stream, a blocking result, or a GetTask
+	// snapshot) may carry artifacts that were or were not streamed; map
+	// each as a complete artifact and let the stream bookkeeping skip what
+	// was already shown.
+	for _, art := range task.Artifacts {
+		if art != nil {
+			out = t.onSnapshotArtifact(out, art)
+		}
+	}
+	return t.onStatus(out, task.Status.State, task.Status.Message)
+}
+
+func (t *Translator) onStatus(out []agui.Event, state a2a.TaskState, msg *a2a.Message) []agui.Event {
+	if msg != nil && msg.Role == a2a.RoleUser {
+		// An echo of the user's own message is not agent output.
+		msg = nil
+	}
+	switch {
+	case state == a2a.TaskStateCompleted:
+		t.state = state
+		out = t.statusText(out, msg, statusCompletion)
+		out = t.nonTextParts(out, msg)
+		return t.complete(out)
+	case state == a2a.TaskStateFailed || state == a2a.TaskStateRejected:
+		t.state = state
+		code, fallback := CodeFailed, "The agent failed the task."
+		if state == a2a.TaskStateRejected {
+			code, fallback = CodeRejected, "The agent rejected the task."
+		}
+		text := strings.TrimSpace(messageText(msg))
+		if text == "" {
+			text = fallback
+		}
+		out = t.nonTextParts(out, msg)
+		return t.fail(out, code, text)
+	case state == a2a.TaskStateCanceled:
+		t.state = state
+		out = t.flushHeld(out)
+		out = t.closeAll(out)
+		if t.opt.V1 {
+			return t.finish(out, &agui.RunFinished{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID,
+				Outcome: &agui.Outcome{Type: agui.OutcomeCancelled}})
+		}
+		return t.finish(out, &agui.RunError{Message: "The task was cancelled.", Code: CodeCancelled})
+	case state == a2a.TaskStateInputRequired || state == a2a.TaskStateAuthRequired:
+		t.state = state
+		return t.interrupt(out, state, msg)
+	}
+	if state != "" && state != t.state {
+		t.state = state
+		out = t.closeText(out)
+		out = t.endStep(out)
+		t.step = "a2a:" + stepName(state)
+		out = t.emit(out, &agui.StepStarted{StepName: t.step})
+	}
+	out = t.statusText(out, msg, statusProgress)
+	return t.nonTextParts(out, msg)
+}
+
+// interrupt ends the run waiting for the user: the agent's question is
+// shown as text (the only thing ≤0.0.53 clients render) and carried by the
+// interrupt outcome with the answer's schema when the agent gave one.
+func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.Message) []agui.Event {
+	out = t.statusText(out, msg, statusQuestion)
+	var schema map[string]any
+	if msg != nil {
+		for _, p := range msg.Parts {
+			if p == nil {
+				continue
+			}
+			if m, ok := p.Data().(map[string]any); ok && p.MediaType == SchemaMediaType && schema == nil {
+				schema = m
+				continue
+			}
+			out = t.nonTextPart(out, p, "")
+		}
+	}
+	out = t.flushHeld(out)
+	out = t.closeAll(out)
+	reason := ReasonInputRequired
+	if state == a2a.TaskStateAuthRequired {
+		reason = ReasonAuthRequired
+	}
+	in := agui.Interrupt{
+		ID:             t.id("interrupt", string(t.taskID)),
+		Reason:         reason,
+		Message:        strings.TrimSpace(messageText(msg)),
+		ResponseSchema: schema,
+		Metadata: map[string]any{"a2a": map[string]any{
+			"agent": t.opt.Agent, "taskId": string(t.taskID), "contextId": t.contextID,
+		}},
+	}
+	if in.Message == "" {
+		in.Message = "The agent needs more input to continue."
+	}
+	return t.finish(out, &agui.RunFinished{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID,
+		Outcome: &agui.Outcome{Type: agui.OutcomeInterrupt, Interrupts: []agui.Interrupt{in}}})
+}
+
+// statusRole says what a status message is to the run.
+type statusRole int
+
+const (
+	statusProgress   statusRole = iota // WORKING/SUBMITTED: progress or a streamed answer
+	statusCompletion                   // the message of the COMPLETED status
+	statusQuestion                     // the message of INPUT_REQUIRED/AUTH_REQUIRED
+)
+
+// statusText routes the text of a status message by the agent's policy.
+// Under the message policy it is assistant text; under the others progress
+// goes to the side (activity, reasoning, CUSTOM or nowhere), a question is
+// still shown, and the accumulated text becomes the answer at completion if
+// nothing else answered. Text repeating an answer already shown is dropped.
+func (t *Translator) statusText(out []agui.Event, msg *a2a.Message, role statusRole) []agui.Event {
+	text := messageText(msg)
+	if strings.TrimSpace(text) == "" {
+		return out
+	}
+	if t.status == nil {
+		t.status = t.newStream("status:" + string(t.taskID))
+	}
+	s := t.status
+	if t.repeatsOther(s, text) {
+		return out
+	}
+	delta := s.deltaFor(text)
+	if delta == "" {
+		return out
+	}
+	s.text.WriteString(delta)
+	if t.opt.StatusText == StatusAsMessage {
+		return t.writeText(out, s, delta)
+	}
+	switch {
+	case role == statusQuestion:
+		return t.writeText(out, t.newStream("status-question:"+string(t.taskID)), text)
+	case role == statusCompletion || t.opt.StatusText == StatusHidden:
+		return out
+	case t.opt.V1 && t.opt.StatusText == StatusAsActivity:
+		out = t.closeText(out)
+		if t.activityID == "" {
+			t.activityID = t.id("activity", string(t.taskID))
+		}
+		return t.emit(out, &agui.ActivitySnapshot{MessageID: t.activityID, ActivityType: "a2a.status",
+			Content: map[string]any{"state": stepName(t.state), "text": s.text.String()}})
+	case t.opt.V1 && t.opt.StatusText == StatusAsReasoning:
+		out = t.closeText(out)
+		rid := t.id("reasoning", string(t.taskID))
+		if !t.reasoning {
+			t.reasoning = true
+			out = t.emit(out, &agui.ReasoningStart{MessageID: rid})
+			out = t.emit(out, &agui.ReasoningMessageStart{MessageID: rid, Role: agui.RoleReasoning})
+		}
+		return t.emit(out, &agui.ReasoningMessageContent{MessageID: rid, Delta: delta})
+	default:
+		// Older clients reject activity and reasoning events.
+		out = t.closeText(out)
+		return t.custom(out, "a2a.status", map[string]any{"state": stepName(t.state), "text": delta})
+	}
+}
+
+// answerFromStatus shows the accumulated status text as the answer when a
+// non-message policy kept it off screen and nothing else answered.
+func (t *Translator) answerFromStatus(out []agui.Event) []agui.Event {
+	if t.opt.StatusText == StatusAsMessage || t.answered || t.status == nil {
+		return out
+	}
+	text := t.status.text.String()
+	if strings.TrimSpace(text) == "" {
+		return out
+	}
+	t.answered = true
+	return t.writeText(out, t.newStream("status-answer:"+string(t.taskID)), text)
+}
+
+func (t *Translator) onArtifact(out []agui.Event, art *a2a.Artifact, appendParts, last bool) []agui.Event {
+	source := "artifact:" + string(art.ID)
+	s := t.current[source]
+	if s != nil && (!appendParts || s.ended) {
+		// AG-UI content is append-only: a replacement, or parts after the
+		// last chunk, become a new message.
+		out = t.endStream(out, s)
+		s = nil
+	}
+	if s == nil {
+		s = t.newStream(source)
+		s.holding = true
+	}
+	out = t.artifactParts(out, s, art, t.nonText[art.ID])
+	if last {
+		out = t.endStream(out, s)
+	}
+	return out
+}
+
+// onSnapshotArtifact maps an artifact carried by a Task: everything it
+// holds beyond what was already streamed.
+func (t *Translator) onSnapshotArtifact(out []agui.Event, art *a2a.Artifact) []agui.Event {
+	source := "artifact:" + string(art.ID)
+	s := t.current[source]
+	full := partsText(art.Parts)
+	if s != nil {
+		seen := s.shown.String() + s.held
+		switch {
+		case full == seen || s.dropped:
+		case strings.HasPrefix(full, seen):
+			out = t.artifactText(out, s, full[len(seen):])
+		default:
+			out = t.endStream(out, s)
+			s = t.newStream(source)
+			s.holding = true
+			out = t.artifactText(out, s, full)
+		}
+	} else {
+		s = t.newStream(source)
+		s.holding = true
+		out = t.artifactText(out, s, full)
+	}
+	out = t.artifactParts(out, s, &a2a.Artifact{ID: art.ID, Parts: nonTextOnly(art.Parts)}, t.nonText[art.ID])
+	return t.endStream(out, s)
+}
+
+// artifactParts maps an artifact update's parts in order: text feeds the
+// artifact's message, other parts become CUSTOM events. skip non-text parts
+// were already mapped from an earlier snapshot.
+func (t *Translator) artifactParts(out []agui.Event, s *textStream, art *a2a.Artifact, skip int) []agui.Event {
+	seen := 0
+	for _, p := range art.Parts {
+		if p == nil {
+			continue
+		}
+		if _, ok := p.Content.(a2a.TextPart); ok {
+			out = t.artifactText(out, s, p.Text())
+			continue
+		}
+		seen++
+		if seen <= skip {
+			continue
+		}
+		t.nonText[art.ID]++
+		out = t.nonTextPart(out, p, art.ID)
+	}
+	return out
+}
+
+// artifactText writes artifact text, withholding the start of an artifact
+// while it could still be a repeat of text already shown (the "status text
+// repeated by a final artifact" pattern).
+func (t *Translator) artifactText(out []agui.Event, s *textStream, text string) []agui.Event {
+	if text == "" || s.dropped {
+		return out
+	}
+	if s.holding {
+		candidate := s.held + text
+		if t.prefixOfOther(s, candidate) {
+			s.held = candidate
+			return out
+		}
+		s.holding, s.held = false, ""
+		text = candidate
+	}
+	t.answered = true
+	return t.writeText(out, s, text)
+}
+
+// endStream closes an artifact's message at its last chunk. Text still
+// withheld is either a complete repeat (dropped) or flushed.
+func (t *Translator) endStream(out []agui.Event, s *textStream) []agui.Event {
+	out = t.resolveHeld(out, s)
+	if s.open {
+		out = t.closeText(out)
+	}
+	s.ended = true
+	return out
+}
+
+func (t *Translator) resolveHeld(out []agui.Event, s *textStream) []agui.Event {
+	if !s.holding || s.held == "" {
+		return out
+	}
+	held := s.held
+	s.holding, s.held = false, ""
+	if t.repeatsOther(s, held) {
+		s.dropped = true
+		t.answered = true
+		return out
+	}
+	t.answered = true
+	return t.writeText(out, s, held)
+}
+
+func (t *Translator) flushHeld(out []agui.Event) []agui.Event {
+	for _, s := range t.streamOrder {
+		out = t.resolveHeld(out, s)
+	}
+	return out
+}
+
+func (t *Translator) onMessage(out []agui.Event, msg *a2a.Message) []agui.Event {
+	t.learn(msg.TaskID, msg.ContextID)
+	if msg.Role == a2a.RoleUser {
+		return out
+	}
+	s := t.newStream("message:" + msg.ID)
+	s.holding = true
+	for _, p := range msg.Parts {
+		if p == nil {
+			continue
+		}
+		if _, ok := p.Content.(a2a.TextPart); ok {
+			out = t.artifactText(out, s, p.Text())
+			continue
+		}
+		out = t.nonTextPart(out, p, "")
+	}
+	out = t.endStream(out, s)
+	// A Message reply is final: the agent created no task.
+	return t.complete(out)
+}
+
+func (t *Translator) nonTextParts(out []agui.Event, msg *a2a.Message) []agui.Event {
+	if msg == nil {
+		return out
+	}
+	for _, p := range msg.Parts {
+		if p == nil {
+			continue
+		}
+		if _, ok := p.Content.(a2a.TextPart); ok {
+			continue
+		}
+		out = t.nonTextPart(out, p, "")
+	}
+	return out
+}
+
+// nonTextPart maps a data or file part that no richer mapping claims to a
+// CUSTOM event, so nothing the agent sends is dropped silently.
+func (t *Translator) nonTextPart(out []agui.Event, p *a2a.Part, artifactID a2a.ArtifactID) []agui.Event {
+	value := map[string]any{"taskId": string(t.taskID)}
+	if artifactID != "" {
+		value["artifactId"] = string(artifactID)
+	}
+	if p.MediaType != "" {
+		value["mediaType"] = p.MediaType
+	}
+	if p.Filename != "" {
+		value["filename"] = p.Filename
+	}
+	if len(p.Metadata) > 0 {
+		value["metadata"] = p.Metadata
+	}
+	name := "a2a.data"
+	switch c := p.Content.(type) {
+	case a2a.DataPart:
+		value["data"] = c.Value
+	case a2a.URLPart:
+		name = "a2a.file"
+		value["url"] = string(c)
+	case a2a.RawPart:
+		name = "a2a.file"
+		value["size"] = len(c)
+		if len(c) <= MaxInlineFileBytes {
+			value["bytes"] = []byte(c)
+		} else {
+			value["omitted"] = "inline bytes above the forwarding limit"
+		}
+	case a2a.TextPart:
+		return out
+	default:
+		name = "a2a.part"
+	}
+	out = t.closeText(out)
+	return t.custom(out, name, value)
+}
+
+// MaxInlineFileBytes bounds the raw file bytes forwarded inside a CUSTOM
+// event; AG-UI clients fail on single SSE events above 10 MiB.
+const MaxInlineFileBytes = 1 << 20
+
+func (t *Translator) custom(out []agui.Event, name string, value any) []agui.Event {
+	raw, err := json.Marshal(value)
+	if err != nil {
+		raw, _ = json.Marshal(map[string]any{"error": "value could not be encoded: " + err.Error()})
+	}
+	return t.emit(out, &agui.Custom{Name: name, Value: raw})
+}
+
+// writeText appends delta to s's message, opening it (and closing any other
+// open message) first.
+func (t *Translator) writeText(out []agui.Event, s *textStream, delta string) []agui.Event {
+	if delta == "" {
+		return out
+	}
+	if t.open != s {
+		out = t.closeText(out)
+		out = t.closeReasoning(out)
+		if s.messageID == "" {
+			s.messageID = t.id("message", s.key)
+		}
+		// Re-opening a message closed earlier (interleaved sources) appends
+		// to it on 0.0.37+ clients (AGUI-PROTOCOL.md §5.4).
+		out = t.emit(out, &agui.TextMessageStart{MessageID: s.messageID, Role: agui.RoleAssistant})
+		s.open = true
+		t.open = s
+	}
+	s.shown.WriteString(delta)
+	return t.emit(out, &agui.TextMessageContent{MessageID: s.messageID, Delta: delta})
+}
+
+func (t *Translator) closeText(out []agui.Event) []agui.Event {
+	if t.open == nil {
+		return out
+	}
+	s := t.open
+	s.open = false
+	t.open = nil
+	return t.emit(out, &agui.TextMessageEnd{MessageID: s.messageID})
+}
+
+func (t *Translator) closeReasoning(out []agui.Event) []agui.Event {
+	if !t.reasoning {
+		return out
+	}
+	t.reasoning = false
+	rid := t.id("reasoning", string(t.taskID))
+	out = t.emit(out, &agui.ReasoningMessageEnd{MessageID: rid})
+	return t.emit(out, &agui.ReasoningEnd{MessageID: rid})
+}
+
+func (t *Translator) endStep(out []agui.Event) []agui.Event {
+	if t.step == "" {
+		return out
+	}
+	name := t.step
+	t.step = ""
+	return t.emit(out, &agui.StepFinished{StepName: name})
+}
+
+func (t *Translator) closeAll(out []agui.Event) []agui.Event {
+	out = t.closeText(out)
+	out = t.closeReasoning(out)
+	return t.endStep(out)
+}
+
+func (t *Translator) finish(out []agui.Event, terminal agui.Event) []agui.Event {
+	out = t.emit(out, terminal)
+	t.done = true
+	return out
+}
+
+func (t *Translator) emit(out []agui.Event, e agui.Event) []agui.Event {
+	if t.opt.Now != nil {
+		agui.BaseOf(e).Timestamp = t.opt.Now()
+	}
+	return append(out, e)
+}
+
+// newStream starts a stream for source; a source seen before (a replaced
+// artifact) gets a numbered key so its message id is new.
+func (t *Translator) newStream(source string) *textStream {
+	key := source
+	if t.current[source] != nil {
+		key = source + "#" + strconv.Itoa(len(t.streamOrder))
+	}
+	s := &textStream{key: key}
+	t.current[source] = s
+	t.streamOrder = append(t.streamOrder, s)
+	return s
+}
+
+// prefixOfOther reports whether text could be the start of text another
+// stream already showed.
+func (t *Translator) prefixOfOther(self *textStream, text string) bool {
+	n := normalize(text)
+	if n == "" {
+		return true
+	}
+	for _, s := range t.streamOrder {
+		if s == self {
+			continue
+		}
+		if strings.HasPrefix(normalize(s.shown.String()), n) {
+			return true
+		}
+	}
+	return false
+}
+
+// repeatsOther reports whether text equals, ignoring white space, text
+// another stream already showed.
+func (t *Translator) repeatsOther(self *textStream, text string) bool {
+	n := normalize(text)
+	if n == "" {
+		return true
+	}
+	for _, s := range t.streamOrder {
+		if s != self && normalize(s.shown.String()) == n {
+			return true
+		}
+	}
+	return false
+}
+
+// deltaFor returns what text adds to the stream: the suffix when text is
+// cumulative (repeats everything so far), nothing when it repeats the
+// stream exactly, else the whole text as an increment. An increment that
+// starts a new sentence right after a finished one gets a line break so
+// separate progress notes do not run together.
+func (s *textStream) deltaFor(text string) string {
+	so := s.text.String()
+	switch {
+	case so == "":
+		return text
+	case normalize(text) == normalize(so):
+		return ""
+	case strings.HasPrefix(text, so):
+		return text[len(so):]
+	}
+	last, _ := utf8.DecodeLastRuneInString(so)
+	first, _ := utf8.DecodeRuneInString(text)
+	if strings.ContainsRune(".!?…:", last) && unicode.IsUpper(first) {
+		return "\n" + text
+	}
+	return text
+}
+
+func (t *Translator) id(kind string, parts ...string) string {
+	var b strings.Builder
+	b.WriteString(t.opt.ThreadID)
+	b.WriteByte(0)
+	b.WriteString(t.opt.RunID)
+	b.WriteByte(0)
+	b.WriteString(kind)
+	for _, p := range parts {
+		b.WriteByte(0)
+		b.WriteString(p)
+	}
+	return uuid.NewSHA1(idNamespace, []byte(b.String())).String()
+}
+
+// idNamespace scopes the bridge's name-based UUIDs.
+var idNamespace = uuid.MustParse("8f0c2f4e-5b1d-4a57-9d8e-2a2a67a7b001")
+
+func messageText(msg *a2a.Message) string {
+	if msg == nil {
+		return ""
+	}
+	return partsText(msg.Parts)
+}
+
+func partsText(parts []*a2a.Part) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		if txt, ok := p.Content.(a2a.TextPart); ok {
+			b.WriteString(string(txt))
+		}
+	}
+	return b.String()
+}
+
+func nonTextOnly(parts []*a2a.Part) []*a2a.Part {
+	var out []*a2a.Part
+	for _, p := range parts {
+		if p == nil {
+			continue
+		}
+		if _, ok := p.Content.(a2a.TextPart); !ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// normalize folds white space so a repeat differing only in spacing or line
+// breaks is still recognised.
+func normalize(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// stepName turns TASK_STATE_INPUT_REQUIRED into input_required.
+func stepName(s a2a.TaskState) string {
+	name := strings.TrimPrefix(string(s), "TASK_STATE_")
+	if name == "" {
+		return "unspecified"
+	}
+	return strings.ToLower(name)
+}

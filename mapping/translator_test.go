@@ -1,0 +1,270 @@
+package mapping
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/agui"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// scriptOptions is the first line of a testdata script: how to run the
+// translator and what the output must show.
+type scriptOptions struct {
+	V1         bool   `json:"v1"`
+	StatusText string `json:"statusText"`
+	// Answer must appear exactly once in the assistant messages.
+	Answer string `json:"answer"`
+	// Error is the expected RUN_ERROR code.
+	Error string `json:"error"`
+	// Outcome is the expected RUN_FINISHED outcome type ("" = success).
+	Outcome string `json:"outcome"`
+}
+
+func readScript(t *testing.T, path string) (scriptOptions, []a2a.Event) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var opts scriptOptions
+	var events []a2a.Event
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for first := true; sc.Scan(); first = false {
+		if first {
+			var head struct{ Options scriptOptions }
+			if err := json.Unmarshal(sc.Bytes(), &head); err != nil {
+				t.Fatalf("%s: options line: %v", path, err)
+			}
+			opts = head.Options
+			continue
+		}
+		var sr a2asdk.StreamResponse
+		if err := json.Unmarshal(sc.Bytes(), &sr); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		events = append(events, sr.Event)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return opts, events
+}
+
+func fakeClock() func() int64 {
+	var now int64 = 1_700_000_000_000
+	return func() int64 { now++; return now }
+}
+
+// TestGolden runs every script in testdata through the translator, checks
+// the output with the Go port of the @ag-ui/client verifier for every client
+// generation that could be reading, checks the run's expectations, and
+// compares the bytes with the golden file.
+func TestGolden(t *testing.T) {
+	scripts, err := filepath.Glob("testdata/*.jsonl")
+	if err != nil || len(scripts) == 0 {
+		t.Fatalf("no scripts: %v", err)
+	}
+	for _, path := range scripts {
+		name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			opts, events := readScript(t, path)
+			out := translateAll(opts, events)
+			verifyAll(t, opts.V1, out)
+			checkExpectations(t, opts, out)
+
+			var got bytes.Buffer
+			for _, e := range out {
+				b, err := agui.Marshal(e)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got.Write(b)
+				got.WriteByte('\n')
+			}
+			golden := filepath.Join("testdata", name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test ./mapping -update)", err)
+			}
+			if diff := cmp.Diff(string(want), got.String()); diff != "" {
+				t.Errorf("output differs from %s (-want +got):\n%s", golden, diff)
+			}
+		})
+	}
+}
+
+func translateAll(opts scriptOptions, events []a2a.Event) []agui.Event {
+	tr := New(Options{ThreadID: "thread-1", RunID: "run-1", Agent: "demo", V1: opts.V1,
+		StatusText: StatusTextPolicy(opts.StatusText), Now: fakeClock()})
+	out := tr.Start()
+	for _, ev := range events {
+		out = append(out, tr.Translate(ev)...)
+	}
+	if !tr.Done() {
+		out = append(out, tr.Fail("a2a_incomplete", "the script ended before the task did")...)
+	}
+	return out
+}
+
+// verifyAll feeds the stream to the verifier of each client generation
+// that might be reading it.
+func verifyAll(t *testing.T, v1 bool, out []agui.Event) {
+	t.Helper()
+	gens := []agui.Generation{agui.Gen0_0_59, agui.Gen0_0_36}
+	if v1 {
+		gens = []agui.Generation{agui.Gen1_0}
+	}
+	for _, g := range gens {
+		v := agui.NewVerifier(g)
+		for i, e := range out {
+			if err := v.Check(e); err != nil {
+				t.Fatalf("generation %v rejects event %d (%s): %v", g, i, e.Type(), err)
+			}
+		}
+	}
+	terminals := 0
+	for _, e := range out {
+		if e.Type() == agui.EventRunFinished || e.Type() == agui.EventRunError {
+			terminals++
+		}
+	}
+	if terminals != 1 || !isTerminal(out[len(out)-1]) {
+		t.Fatalf("the stream must end exactly once with a terminal event; got %d terminals, last %s", terminals, out[len(out)-1].Type())
+	}
+}
+
+func isTerminal(e agui.Event) bool {
+	return e.Type() == agui.EventRunFinished || e.Type() == agui.EventRunError
+}
+
+func checkExpectations(t *testing.T, opts scriptOptions, out []agui.Event) {
+	t.Helper()
+	if opts.Answer != "" {
+		text := assistantText(out)
+		if n := strings.Count(text, opts.Answer); n != 1 {
+			t.Errorf("answer %q appears %d times in the assistant text:\n%s", opts.Answer, n, text)
+		}
+	}
+	last := out[len(out)-1]
+	switch e := last.(type) {
+	case *agui.RunError:
+		if e.Code != opts.Error {
+			t.Errorf("RUN_ERROR code %q, want %q (message %q)", e.Code, opts.Error, e.Message)
+		}
+	case *agui.RunFinished:
+		if opts.Error != "" {
+			t.Errorf("run finished, want RUN_ERROR %q", opts.Error)
+		}
+		got := ""
+		if e.Outcome != nil {
+			got = e.Outcome.Type
+		}
+		if got != opts.Outcome {
+			t.Errorf("outcome %q, want %q", got, opts.Outcome)
+		}
+	}
+}
+
+// assistantText rebuilds the assistant messages the way the client reducer
+// does (content appended by message id) and joins them one per line.
+func assistantText(out []agui.Event) string {
+	var order []string
+	text := map[string]*strings.Builder{}
+	for _, e := range out {
+		switch e := e.(type) {
+		case *agui.TextMessageStart:
+			if text[e.MessageID] == nil {
+				text[e.MessageID] = &strings.Builder{}
+				order = append(order, e.MessageID)
+			}
+		case *agui.TextMessageContent:
+			text[e.MessageID].WriteString(e.Delta)
+		}
+	}
+	var all []string
+	for _, id := range order {
+		all = append(all, text[id].String())
+	}
+	return strings.Join(all, "\n")
+}
+
+// TestDeterministic checks that the same input gives byte-identical output,
+// which is what makes a journal replay equal the live stream.
+func TestDeterministic(t *testing.T) {
+	t.Parallel()
+	opts, events := readScript(t, "testdata/interleaved_artifacts.jsonl")
+	a, b := translateAll(opts, events), translateAll(opts, events)
+	if diff := cmp.Diff(marshalAll(t, a), marshalAll(t, b)); diff != "" {
+		t.Fatal(diff)
+	}
+}
+
+// TestIDsDifferAcrossRuns checks that two runs of a thread never share a
+// message id: a reused id would append to the old message client-side.
+func TestIDsDifferAcrossRuns(t *testing.T) {
+	t.Parallel()
+	_, events := readScript(t, "testdata/artifacts_only.jsonl")
+	ids := map[string]string{}
+	for _, run := range []string{"run-1", "run-2"} {
+		tr := New(Options{ThreadID: "thread-1", RunID: run})
+		for _, ev := range events {
+			for _, e := range tr.Translate(ev) {
+				if s, ok := e.(*agui.TextMessageStart); ok {
+					if prev, dup := ids[s.MessageID]; dup && prev != run {
+						t.Fatalf("message id %s used by %s and %s", s.MessageID, prev, run)
+					}
+					ids[s.MessageID] = run
+				}
+			}
+		}
+	}
+}
+
+func TestAfterDoneNothing(t *testing.T) {
+	t.Parallel()
+	tr := New(Options{ThreadID: "t", RunID: "r"})
+	tr.Start()
+	if out := tr.Fail("x", "y"); len(out) != 1 {
+		t.Fatalf("Fail gave %d events", len(out))
+	}
+	if out := tr.Translate(&a2a.StatusUpdate{Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}); out != nil {
+		t.Fatalf("events after the end: %v", out)
+	}
+	if out := tr.Complete(); out != nil {
+		t.Fatalf("events after the end: %v", out)
+	}
+}
+
+func marshalAll(t *testing.T, out []agui.Event) []string {
+	t.Helper()
+	var s []string
+	for _, e := range out {
+		b, err := agui.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = append(s, string(b))
+	}
+	return s
+}

@@ -1,0 +1,317 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/mapping"
+)
+
+// Causes set on a run's context, so the driver can tell why it ended.
+var (
+	errRunTimeout  = errors.New("run timeout")
+	errIdleTimeout = errors.New("no progress from the agent")
+)
+
+// driver runs one AG-UI run: it sends the new input to the agent, follows
+// the A2A task to a terminal or interrupted state, translates every A2A
+// event and appends the AG-UI events to the thread's journal.
+type driver struct {
+	svc    *Service
+	spec   *AgentSpec
+	agent  Agent
+	thread *Thread
+	in     *agui.RunAgentInput
+	parts  []*a2a.Part
+	newIDs []string
+	log    *slog.Logger
+
+	tr    *mapping.Translator
+	guard *agui.Guard
+
+	// accepted hands StartRun the outcome of the first upstream call: nil
+	// once the agent answered, or the error that stopped it. Once StartRun
+	// stops waiting, failures go into the stream instead.
+	mu       sync.Mutex
+	decided  bool
+	accepted chan error
+	reached  bool // the agent accepted the message
+	rejected bool // the failure went back to StartRun: write nothing
+
+	idle *time.Timer
+}
+
+// decide hands err to a still-waiting StartRun; it reports false when
+// StartRun already returned, and the caller must put the failure in the
+// stream.
+func (d *driver) decide(err error) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.decided {
+		return false
+	}
+	d.decided = true
+	d.accepted <- err
+	return true
+}
+
+func (d *driver) stopWaiting() {
+	d.mu.Lock()
+	d.decided = true
+	d.mu.Unlock()
+}
+
+func (d *driver) setup() {
+	d.log = d.svc.log.With("agent", d.spec.Name, "thread_id", d.in.ThreadID, "run_id", d.in.RunID)
+	d.tr = mapping.New(mapping.Options{
+		ThreadID:   d.in.ThreadID,
+		RunID:      d.in.RunID,
+		Agent:      d.spec.Name,
+		V1:         d.in.IsV1(),
+		StatusText: d.spec.StatusText,
+		Now:        func() int64 { return time.Now().UnixMilli() },
+	})
+	d.guard = agui.NewGuard(d.in.IsV1())
+}
+
+func (d *driver) nothingToDo() {
+	defer d.svc.wg.Done()
+	d.setup()
+	d.emit(d.tr.Complete())
+	d.svc.release(d.thread, func(*Thread) {})
+}
+
+func (d *driver) drive() {
+	defer d.svc.wg.Done()
+	d.setup()
+	ctx, cancel := context.WithCancelCause(d.svc.ctx)
+	defer cancel(nil)
+	if d.spec.RunTimeout > 0 {
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, d.spec.RunTimeout, errRunTimeout)
+		defer stop()
+	}
+	if d.spec.IdleTimeout > 0 {
+		d.idle = time.AfterFunc(d.spec.IdleTimeout, func() { cancel(errIdleTimeout) })
+		defer d.idle.Stop()
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			d.log.Error("run panicked", "panic", p, "stack", string(debug.Stack()))
+			d.emit(d.tr.Fail("internal", "the bridge failed while running this request"))
+		}
+		d.finish()
+	}()
+
+	msg := a2a.NewUserMessage(d.thread.ContextID, d.continueTask(), d.parts...)
+	var upstream error
+	if d.agent.Streaming() {
+		for ev, err := range d.agent.SendStreaming(ctx, msg) {
+			if err != nil {
+				upstream = err
+				break
+			}
+			if !d.deliver(ev) {
+				break
+			}
+		}
+	} else {
+		// Blocking send that returns as soon as the task exists, then poll:
+		// the same AG-UI flow as streaming, without holding one long call.
+		ev, err := d.agent.Send(ctx, msg, true)
+		if err != nil {
+			upstream = err
+		} else {
+			d.deliver(ev)
+		}
+	}
+	if d.tr.Done() {
+		return
+	}
+	if !d.reached {
+		if upstream == nil {
+			upstream = errors.New("the agent closed the stream without answering")
+		}
+		if ctx.Err() == nil && d.decide(upstream) {
+			d.rejected = true // StartRun answers with an HTTP error
+			return
+		}
+		d.end(ctx, upstream)
+		return
+	}
+	// The stream ended (or broke) before the task reached a terminal or
+	// interrupted state: follow the task with GetTask instead of leaving
+	// the client hanging.
+	if upstream != nil && ctx.Err() == nil {
+		d.log.Warn("agent stream broke; following the task by polling", "err", upstream)
+	}
+	d.follow(ctx, upstream)
+}
+
+// continueTask is the task a new message continues: only one waiting for
+// input; any other message starts a new task in the same context.
+func (d *driver) continueTask() a2a.TaskID {
+	switch a2a.TaskState(d.thread.TaskState) {
+	case a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired:
+		return a2a.TaskID(d.thread.TaskID)
+	}
+	return ""
+}
+
+// deliver translates one upstream event; it reports whether to go on.
+func (d *driver) deliver(ev a2a.Event) bool {
+	if !d.reached {
+		d.reached = true
+		d.decide(nil)
+	}
+	out := d.tr.Translate(ev)
+	if len(out) > 0 && d.idle != nil {
+		d.idle.Reset(d.spec.IdleTimeout)
+	}
+	d.emit(out)
+	return !d.tr.Done()
+}
+
+// follow polls the task until it ends, the run times out, or the agent
+// keeps failing.
+func (d *driver) follow(ctx context.Context, cause error) {
+	id := d.tr.TaskID()
+	if id == "" {
+		if cause == nil {
+			cause = errors.New("the agent's stream ended before it created a task")
+		}
+		d.end(ctx, cause)
+		return
+	}
+	wait := d.spec.PollInitial
+	failures := 0
+	for !d.tr.Done() {
+		task, err := d.call(ctx, func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) })
+		if err != nil {
+			failures++
+			if ctx.Err() != nil || failures >= 3 {
+				d.end(ctx, err)
+				return
+			}
+		} else {
+			failures = 0
+			if !d.deliver(task) {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			d.end(ctx, ctx.Err())
+			return
+		case <-time.After(wait):
+		}
+		wait = min(wait*2, d.spec.PollMax)
+	}
+}
+
+// call runs one unary A2A call bounded by the request timeout.
+func (d *driver) call(ctx context.Context, f func(context.Context) (*a2a.Task, error)) (*a2a.Task, error) {
+	c, cancel := context.WithTimeout(ctx, d.spec.RequestTimeout)
+	defer cancel()
+	return f(c)
+}
+
+// end finishes a run that did not reach a terminal state: timeouts cancel
+// the A2A task; a bridge shutdown leaves it running for the next run.
+func (d *driver) end(ctx context.Context, err error) {
+	cause := context.Cause(ctx)
+	switch {
+	case errors.Is(cause, errRunTimeout) || errors.Is(cause, errIdleTimeout):
+		d.cancelTask()
+		d.emit(d.tr.Fail("a2a_timeout", fmt.Sprintf("agent %q: %v; the A2A task was cancelled", d.spec.Name, cause)))
+	case errors.Is(cause, errShutdown):
+		d.emit(d.tr.Fail("bridge_shutdown", "the bridge is restarting; the agent's task continues and the next run on this thread picks it up"))
+	default:
+		info := a2a.Classify(err)
+		d.emit(d.tr.Fail(info.Code, fmt.Sprintf("agent %q: %s", d.spec.Name, info.Message)))
+	}
+}
+
+func (d *driver) cancelTask() {
+	id := d.tr.TaskID()
+	if id == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), d.spec.RequestTimeout)
+	defer cancel()
+	if _, err := d.agent.CancelTask(ctx, id); err != nil {
+		d.log.Warn("cancel task after timeout", "task_id", id, "err", err)
+	}
+}
+
+// emit checks events against the client's verifier and appends them to the
+// journal. An event the verifier would reject is a bridge bug: the run ends
+// with RUN_ERROR instead of sending the client something it cannot read.
+func (d *driver) emit(events []agui.Event) {
+	if len(events) == 0 {
+		return
+	}
+	entries := make([]Entry, 0, len(events))
+	for _, e := range events {
+		if d.guard.Terminated() {
+			break
+		}
+		if err := d.guard.Check(e); err != nil {
+			d.log.Error("translator produced an invalid event", "type", e.Type(), "err", err)
+			e = &agui.RunError{Message: "the bridge produced an invalid event sequence", Code: "internal"}
+			if d.guard.Check(e) != nil {
+				break
+			}
+		}
+		b, err := agui.Marshal(e)
+		if err != nil {
+			d.log.Error("encode event", "type", e.Type(), "err", err)
+			continue
+		}
+		t := e.Type()
+		entries = append(entries, Entry{RunID: d.in.RunID, Event: b,
+			Terminal: t == agui.EventRunFinished || t == agui.EventRunError})
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 10*time.Second)
+	defer cancel()
+	if _, err := d.svc.store.Append(ctx, d.thread.Key, entries...); err != nil {
+		d.log.Error("journal append", "err", err)
+	}
+}
+
+// finish records what the run learned and frees the thread.
+func (d *driver) finish() {
+	if d.rejected {
+		d.svc.release(d.thread, nil)
+		return
+	}
+	if !d.tr.Done() {
+		d.emit(d.tr.Fail("internal", "the run ended unexpectedly"))
+	}
+	d.svc.release(d.thread, func(th *Thread) {
+		if c := d.tr.ContextID(); c != "" {
+			th.ContextID = c
+		}
+		if id := d.tr.TaskID(); id != "" {
+			th.TaskID = string(id)
+		}
+		if st := d.tr.State(); st != "" {
+			th.TaskState = string(st)
+		}
+		if !d.reached {
+			return
+		}
+		for _, id := range d.newIDs {
+			if !contains(th.SeenMessageIDs, id) {
+				th.SeenMessageIDs = append(th.SeenMessageIDs, id)
+			}
+		}
+	})
+}

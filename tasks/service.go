@@ -1,0 +1,342 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/mapping"
+)
+
+// Agent is what a run needs from a remote A2A agent; *a2a.Agent satisfies
+// it, and tests may pass their own.
+type Agent interface {
+	Streaming() bool
+	SendStreaming(ctx context.Context, msg *a2a.Message) iter.Seq2[a2a.Event, error]
+	Send(ctx context.Context, msg *a2a.Message, returnImmediately bool) (a2a.Event, error)
+	GetTask(ctx context.Context, id a2a.TaskID) (*a2a.Task, error)
+	CancelTask(ctx context.Context, id a2a.TaskID) (*a2a.Task, error)
+}
+
+// AgentSpec is one configured agent and its run policy.
+type AgentSpec struct {
+	Name string
+	// Connect returns a ready client; it is called for every run, so it
+	// should cache, and retry card resolution when the agent was down.
+	Connect func(ctx context.Context) (Agent, error)
+	// RunTimeout bounds a whole run; IdleTimeout bounds the time without
+	// progress from the agent. Either firing cancels the A2A task and ends
+	// the run with RUN_ERROR{code:"a2a_timeout"}. Zero disables.
+	RunTimeout  time.Duration
+	IdleTimeout time.Duration
+	// RequestTimeout bounds one unary call (GetTask, CancelTask).
+	RequestTimeout time.Duration
+	// PollInitial and PollMax bound the GetTask backoff used for agents
+	// without streaming and to recover a stream that ended early.
+	PollInitial time.Duration
+	PollMax     time.Duration
+	StatusText  mapping.StatusTextPolicy
+}
+
+// Options configure a Service.
+type Options struct {
+	Store  Store
+	Agents []AgentSpec
+	Logger *slog.Logger
+	// FirstEventWait is how long StartRun waits for the agent's first
+	// event, so that an unreachable agent is an HTTP error rather than a
+	// stream holding RUN_ERROR. Default 10s.
+	FirstEventWait time.Duration
+}
+
+// Service runs AG-UI runs against A2A agents.
+//
+// Concurrency contract: StartRun may be called from any goroutine. Each run
+// is driven by one goroutine owned by the Service (Close waits for all of
+// them) on a context tied to the Service, not to the request: a client that
+// disconnects does not cancel the A2A task. Every event a run produces goes
+// to the thread's journal in the Store; clients read it back through
+// Run.Events, so a slow client never slows the agent.
+type Service struct {
+	store  Store
+	agents map[string]*AgentSpec
+	log    *slog.Logger
+	wait   time.Duration
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	closing bool
+}
+
+// NewService returns a Service; call Close to stop it.
+func NewService(opt Options) *Service {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	s := &Service{
+		store:  opt.Store,
+		agents: make(map[string]*AgentSpec, len(opt.Agents)),
+		log:    opt.Logger,
+		wait:   opt.FirstEventWait,
+		ctx:    ctx,
+		cancel: cancel,
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.wait <= 0 {
+		s.wait = 10 * time.Second
+	}
+	for i := range opt.Agents {
+		spec := opt.Agents[i]
+		if spec.RequestTimeout <= 0 {
+			spec.RequestTimeout = 30 * time.Second
+		}
+		if spec.PollInitial <= 0 {
+			spec.PollInitial = 250 * time.Millisecond
+		}
+		if spec.PollMax < spec.PollInitial {
+			spec.PollMax = max(5*time.Second, spec.PollInitial)
+		}
+		s.agents[spec.Name] = &spec
+	}
+	return s
+}
+
+// errShutdown is the cause set on run contexts when the bridge stops.
+var errShutdown = errors.New("bridge shutting down")
+
+// Close stops accepting runs, waits for the running ones until ctx ends,
+// then cuts the rest short (each ends with RUN_ERROR{code:"bridge_shutdown"};
+// their A2A tasks keep running and the thread remembers them).
+func (s *Service) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		s.cancel(errShutdown)
+		return nil
+	case <-ctx.Done():
+		s.cancel(errShutdown)
+		<-done
+		return ctx.Err()
+	}
+}
+
+// HasAgent reports whether name is a configured agent.
+func (s *Service) HasAgent(name string) bool { return s.agents[name] != nil }
+
+// Run is a started run whose events can be read.
+type Run struct {
+	Key   ThreadKey
+	RunID string
+	store Store
+	after int64
+}
+
+// Events yields the run's encoded AG-UI events from its first to its
+// terminal one, waiting for new ones as they are produced. It ends early
+// with ctx's error when ctx ends.
+func (r *Run) Events(ctx context.Context) iter.Seq2[[]byte, error] {
+	return func(yield func([]byte, error) bool) {
+		after := r.after
+		for {
+			entries, err := r.store.Read(ctx, r.Key, after, 256)
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			for _, e := range entries {
+				after = e.Seq
+				if e.RunID != r.RunID {
+					continue
+				}
+				if !yield(e.Event, nil) || e.Terminal {
+					return
+				}
+			}
+			if len(entries) > 0 {
+				continue
+			}
+			if err := r.store.Wait(ctx, r.Key, after); err != nil {
+				yield(nil, err)
+				return
+			}
+		}
+	}
+}
+
+// StartRun validates the request against the thread, claims the thread,
+// sends the user's new messages to the agent and returns once the agent has
+// answered (or FirstEventWait passed). Errors before that point are *Error
+// values with an HTTP status, and leave the thread as it was.
+func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAgentInput) (*Run, error) {
+	spec := s.agents[agentName]
+	if spec == nil {
+		return nil, unknownAgent(agentName)
+	}
+	s.mu.Lock()
+	closing := s.closing
+	if !closing {
+		s.wg.Add(1) // released by the run's goroutine, or below on failure
+	}
+	s.mu.Unlock()
+	if closing {
+		return nil, &Error{Status: http.StatusServiceUnavailable, Code: "shutting_down",
+			Message: "the bridge is shutting down", Err: ErrShuttingDown}
+	}
+	started := false
+	defer func() {
+		if !started {
+			s.wg.Done()
+		}
+	}()
+
+	key := ThreadKey{Agent: agentName, ThreadID: in.ThreadID}
+	parts, newIDs, err := mapping.UserInput(in.Messages, s.seen(ctx, key))
+	if err != nil {
+		return nil, &Error{Status: http.StatusBadRequest, Code: "invalid_input", Message: err.Error()}
+	}
+	th, err := s.claim(ctx, key, in.RunID)
+	if err != nil {
+		return nil, err
+	}
+	after, err := s.store.LastSeq(ctx, key)
+	if err != nil {
+		s.release(th, nil)
+		return nil, storeError(err)
+	}
+	run := &Run{Key: key, RunID: in.RunID, store: s.store, after: after}
+	d := &driver{svc: s, spec: spec, thread: th, in: in, parts: parts, newIDs: newIDs,
+		accepted: make(chan error, 1)}
+
+	if len(parts) == 0 {
+		// Nothing new to say to the agent (a client re-running a thread
+		// without a new user message): finish at once without calling it.
+		started = true
+		go d.nothingToDo()
+		return run, nil
+	}
+	agent, err := spec.Connect(ctx)
+	if err != nil {
+		s.release(th, nil)
+		return nil, agentError(agentName, err)
+	}
+	d.agent = agent
+	started = true
+	go d.drive()
+
+	timer := time.NewTimer(s.wait)
+	defer timer.Stop()
+	select {
+	case err := <-d.accepted:
+		if err != nil {
+			return nil, agentError(agentName, err)
+		}
+	case <-timer.C:
+		d.stopWaiting()
+	case <-ctx.Done():
+		d.stopWaiting()
+	}
+	return run, nil
+}
+
+func (s *Service) seen(ctx context.Context, key ThreadKey) []string {
+	th, err := s.store.GetThread(ctx, key)
+	if err != nil {
+		return nil
+	}
+	return th.SeenMessageIDs
+}
+
+// claim marks the thread as running runID, or fails with thread_busy.
+func (s *Service) claim(ctx context.Context, key ThreadKey, runID string) (*Thread, error) {
+	th, err := s.store.GetThread(ctx, key)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		th = &Thread{Key: key}
+	case err != nil:
+		return nil, storeError(err)
+	}
+	if th.ActiveRunID != "" {
+		return nil, threadBusy(key, th.ActiveRunID)
+	}
+	th.ActiveRunID = runID
+	th.ActiveSince = time.Now()
+	v, err := s.store.PutThread(ctx, th)
+	if errors.Is(err, ErrConflict) {
+		return nil, threadBusy(key, "another run")
+	}
+	if err != nil {
+		return nil, storeError(err)
+	}
+	th.Version = v
+	return th, nil
+}
+
+// release ends the thread's active run. update, when non-nil, records what
+// the run learned. A brand-new thread whose run never reached the agent is
+// deleted again, so a rejected request leaves nothing behind.
+func (s *Service) release(th *Thread, update func(*Thread)) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 10*time.Second)
+	defer cancel()
+	for attempt := 0; attempt < 5; attempt++ {
+		cur, err := s.store.GetThread(ctx, th.Key)
+		if err != nil {
+			s.log.Error("release thread", "thread_id", th.Key.ThreadID, "agent", th.Key.Agent, "err", err)
+			return
+		}
+		if cur.ActiveRunID != th.ActiveRunID {
+			return
+		}
+		if update == nil && cur.Version == 1 {
+			if err := s.store.DeleteThread(ctx, th.Key, cur.Version); err == nil || !errors.Is(err, ErrConflict) {
+				return
+			}
+			continue
+		}
+		cur.ActiveRunID = ""
+		cur.ActiveSince = time.Time{}
+		if update != nil {
+			update(cur)
+		}
+		if _, err := s.store.PutThread(ctx, cur); !errors.Is(err, ErrConflict) {
+			if err != nil {
+				s.log.Error("release thread", "thread_id", th.Key.ThreadID, "agent", th.Key.Agent, "err", err)
+			}
+			return
+		}
+	}
+}
+
+func storeError(err error) error {
+	return &Error{Status: http.StatusServiceUnavailable, Code: "store_unavailable",
+		Message: "the bridge's store is unavailable", Err: err}
+}
+
+// agentError turns a failure to reach the agent before the stream into an
+// HTTP error with the A2A error's stable code.
+func agentError(name string, err error) error {
+	info := a2a.Classify(err)
+	status := info.HTTPStatus
+	if status < 400 {
+		status = http.StatusBadGateway
+	}
+	return &Error{Status: status, Code: info.Code,
+		Message: fmt.Sprintf("agent %q: %s", name, info.Message), Err: errors.Join(ErrAgentDown, err)}
+}
+
+// contains reports whether ids holds id.
+func contains(ids []string, id string) bool { return slices.Contains(ids, id) }
