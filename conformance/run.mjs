@@ -76,9 +76,15 @@ function bridgeConfig(port, agents) {
   return lines.join('\n') + '\n';
 }
 
-/** setup builds and starts everything; resolves to the bridge's base URL. */
+/**
+ * setup builds and starts everything. Resolves to {base, missing}: the
+ * bridge's base URL and, per agent process that could not start, the reason
+ * (its scenarios then fail with that reason while the others still run).
+ * Throws when the bridge itself cannot run.
+ */
 async function setup() {
   fs.mkdirSync(work, { recursive: true });
+  const missing = {};
 
   // The JS agents start while Go compiles. Their stdin is a pipe that closes
   // when this process dies, however it dies.
@@ -92,27 +98,44 @@ async function setup() {
 
   const bridgeBin = path.join(work, 'bridge');
   const demoBin = path.join(work, 'demo-agents');
-  if (!opts['no-build'] || !fs.existsSync(bridgeBin) || !fs.existsSync(demoBin)) {
-    say(`building ./examples/cmd/demo-agents and ./cmd/bridge into ${rel(work)} …`);
-    await run('go', ['build', '-o', demoBin, './examples/cmd/demo-agents'], { cwd: root });
-    await run('go', ['build', '-o', bridgeBin, './cmd/bridge'], { cwd: root });
+  const build = !opts['no-build'] || !fs.existsSync(bridgeBin) || !fs.existsSync(demoBin);
+  if (build) say(`building ./examples/cmd/demo-agents and ./cmd/bridge into ${rel(work)} …`);
+
+  let goAgents = {};
+  try {
+    if (build) await run('go', ['build', '-o', demoBin, './examples/cmd/demo-agents'], { cwd: root });
+    const goProc = start(demoBin, ['--listen', '127.0.0.1:0'], { cwd: root, logFile: logs.go, captureStdout: true });
+    const ann = await firstJSONLine(goProc, 30_000, 'Go demo agents');
+    goProc.stdout.resume(); // keep draining so a chatty child never blocks on a full pipe
+    if (!ann?.agents || typeof ann.agents !== 'object') throw new Error(`unexpected announcement ${JSON.stringify(ann)}`);
+    goAgents = ann.agents;
+  } catch (err) {
+    missing.go = `Go demo agents unavailable: ${err.message.split('\n').slice(0, 3).join(' | ')}`;
+    say(missing.go);
   }
 
-  const goProc = start(demoBin, ['--listen', '127.0.0.1:0'], { cwd: root, logFile: logs.go, captureStdout: true });
-  const [goAnn, jsAnn] = await Promise.all([firstJSONLine(goProc, 30_000, 'Go demo agents'), jsReady]);
-  if (!goAnn?.agents || !jsAnn?.agents) throw new Error(`unexpected agent announcements: ${JSON.stringify({ goAnn, jsAnn })}`);
-  // Keep draining stdout so a chatty child never blocks on a full pipe.
-  goProc.stdout.resume();
-  js.stdout.resume();
+  let jsAgents = {};
+  try {
+    const ann = await jsReady;
+    js.stdout.resume();
+    if (!ann?.agents || typeof ann.agents !== 'object') throw new Error(`unexpected announcement ${JSON.stringify(ann)}`);
+    jsAgents = ann.agents;
+  } catch (err) {
+    missing.js = `JS agents unavailable: ${err.message} (log: ${rel(logs.js)}; try node conformance/agents/selfcheck.mjs)`;
+    say(missing.js);
+  }
 
+  if (build) await run('go', ['build', '-o', bridgeBin, './cmd/bridge'], { cwd: root });
   const port = await freePort();
   const configFile = path.join(work, 'bridge.yaml');
-  fs.writeFileSync(configFile, bridgeConfig(port, bridgeAgents(goAnn.agents, jsAnn.agents)));
+  const agents = bridgeAgents(goAgents, jsAgents);
+  if (agents.length === 0) throw new Error(Object.values(missing).join('; '));
+  fs.writeFileSync(configFile, bridgeConfig(port, agents));
   const bridge = start(bridgeBin, ['serve', '--config', configFile], { cwd: root, logFile: logs.bridge });
   const base = `http://127.0.0.1:${port}`;
   await waitReady(`${base}/readyz`, bridge, 60_000, 'bridge');
   say(`bridge ready at ${base} (config ${rel(configFile)}, logs in ${rel(work)})`);
-  return base;
+  return { base, missing, configured: new Set(agents.map((a) => a.name)) };
 }
 
 let passed = 0;
@@ -122,9 +145,9 @@ try {
   // Import every client first: an import error is a setup problem, not 3×N failures.
   for (const v of clientVersions) await loadClient(v);
 
-  let base;
+  let env;
   try {
-    base = await setup();
+    env = await setup();
   } catch (err) {
     say(`setup failed: ${err.message}`);
     for (const [name, file] of Object.entries(logs)) {
@@ -134,9 +157,15 @@ try {
     failed = plan.length;
   }
 
-  if (base) {
+  if (env) {
+    const whyMissing = Object.values(env.missing).join('; ') || 'not in the agent announcements';
     for (const { s, v } of plan) {
-      const url = `${base}/agents/${s.agent}`;
+      if (!env.configured.has(s.agent)) {
+        failed++;
+        say(`FAIL ${s.name} [${v}]: agent ${s.agent} not configured (${whyMissing})`);
+        continue;
+      }
+      const url = `${env.base}/agents/${s.agent}`;
       let result;
       try {
         result = await runScenario(s, v, url, runTimeoutMs);
