@@ -104,11 +104,11 @@ func (a Streamer) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 			var ev *a2a.TaskArtifactUpdateEvent
 			if i == 0 {
 				ev = a2a.NewArtifactEvent(ec, a2a.NewTextPart(chunk))
-				ev.Artifact.Name = "answer"
 				id = ev.Artifact.ID
 			} else {
 				ev = a2a.NewArtifactUpdateEvent(ec, id, a2a.NewTextPart(chunk))
 			}
+			ev.Artifact.Name = "answer" // on every chunk, so any chunk can be shown alone
 			ev.LastChunk = i == len(chunks)-1
 			if !r.emit(ev) {
 				return
