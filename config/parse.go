@@ -76,6 +76,7 @@ func Parse(data []byte, lookupEnv func(string) (string, bool)) (*Config, error) 
 			lines:     map[string]int{},
 			walked:    map[walkKey]bool{},
 			expanded:  map[*yaml.Node]bool{},
+			fromEnv:   map[*yaml.Node]bool{},
 		}
 		s.walk(root, reflect.TypeFor[Config](), "")
 		if len(s.problems) > 0 {
@@ -119,6 +120,7 @@ type schema struct {
 	lines     map[string]int      // path → line of its value
 	walked    map[walkKey]bool    // bounds work on alias-heavy documents
 	expanded  map[*yaml.Node]bool // an aliased scalar is expanded once
+	fromEnv   map[*yaml.Node]bool // changed by expansion: never echoed, it may be a secret
 }
 
 type walkKey struct {
@@ -199,6 +201,9 @@ func (s *schema) walk(n *yaml.Node, t reflect.Type, path string) {
 			return
 		}
 		if _, err := ParseDuration(n.Value); err != nil {
+			if s.fromEnv[n] {
+				err = errors.New("invalid duration (from the environment): want a number with a unit, such as 500ms, 30s, 2m or 1h")
+			}
 			s.add(path, n.Line, "%v", err)
 		}
 	case t.Kind() == reflect.String:
@@ -209,7 +214,11 @@ func (s *schema) walk(n *yaml.Node, t reflect.Type, path string) {
 		}
 		var v int64
 		if n.Decode(&v) != nil {
-			s.add(path, n.Line, "must be an integer (got %q)", n.Value)
+			if s.fromEnv[n] {
+				s.add(path, n.Line, "must be an integer (the value from the environment is not)")
+			} else {
+				s.add(path, n.Line, "must be an integer (got %q)", n.Value)
+			}
 		}
 	case t.Kind() == reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
@@ -323,6 +332,7 @@ func (s *schema) expand(n *yaml.Node, t reflect.Type, path string) {
 		return
 	}
 	n.Value = v
+	s.fromEnv[n] = true
 	if t.Kind() != reflect.String && n.Style == 0 {
 		// A plain "${MAX}" was resolved as a string when parsed; let the
 		// expanded value resolve afresh so that 2048 decodes as an integer.
