@@ -1,0 +1,193 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// validConfig returns a config that passes Validate, for tests to break.
+func validConfig() *Config {
+	c := Default()
+	c.Agents = []Agent{defaultAgent(), defaultAgent()}
+	c.Agents[0].Name, c.Agents[0].URL = "travel", "http://127.0.0.1:9001/"
+	c.Agents[1].Name, c.Agents[1].Card = "weather_2", "https://weather.example.com/card.json"
+	return c
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	type want struct{ path, msg string } // msg: a substring of the message
+	tests := []struct {
+		name   string
+		mutate func(c *Config)
+		want   []want
+	}{
+		{"valid", func(c *Config) {}, nil},
+		{"listen empty", func(c *Config) { c.Listen = "" }, []want{{"listen", "required"}}},
+		{"listen no port", func(c *Config) { c.Listen = "localhost" }, []want{{"listen", "must be host:port"}}},
+		{"listen bad port", func(c *Config) { c.Listen = "localhost:http" }, []want{{"listen", "numeric port"}}},
+		{"listen any host", func(c *Config) { c.Listen = ":8080" }, nil},
+		{"store kind", func(c *Config) { c.Store.Kind = "sqlite" }, []want{{"store.kind", "must be one of embedded, memory, redis"}}},
+		{"store kind empty", func(c *Config) { c.Store.Kind = "" }, []want{{"store.kind", "must be one of"}}},
+		{"embedded needs path", func(c *Config) { c.Store.Path = "" }, []want{{"store.path", "required when kind is embedded"}}},
+		{"memory", func(c *Config) { c.Store = Store{Kind: StoreMemory} }, nil},
+		{"redis needs url", func(c *Config) { c.Store.Kind = StoreRedis }, []want{{"store.url", "required when kind is redis"}}},
+		{"redis url", func(c *Config) { c.Store = Store{Kind: StoreRedis, URL: "rediss://u:p@redis:6380/2"} }, nil},
+		{"redis unix", func(c *Config) { c.Store = Store{Kind: StoreRedis, URL: "unix:///run/redis.sock"} }, nil},
+		{"redis bad scheme", func(c *Config) { c.Store = Store{Kind: StoreRedis, URL: "http://redis:6379"} }, []want{{"store.url", "redis://"}}},
+		{"redis no host", func(c *Config) { c.Store = Store{Kind: StoreRedis, URL: "redis://"} }, []want{{"store.url", "must name a host"}}},
+		{"url without redis", func(c *Config) { c.Store.URL = "redis://redis:6379" }, []want{{"store.url", "only used when kind is redis"}}},
+		{"maxBodyBytes zero", func(c *Config) { c.Server.MaxBodyBytes = 0 }, []want{{"server.maxBodyBytes", "must be > 0"}}},
+		{"maxBodyBytes negative", func(c *Config) { c.Server.MaxBodyBytes = -1 }, []want{{"server.maxBodyBytes", "must be > 0"}}},
+		{"server durations", func(c *Config) {
+			c.Server.ReadHeaderTimeout = 0
+			c.Server.IdleTimeout = Duration(-time.Second)
+			c.Server.KeepAlive = 0
+			c.Server.ShutdownGrace = Duration(-1)
+		}, []want{
+			{"server.readHeaderTimeout", "must be > 0"},
+			{"server.idleTimeout", "must not be negative"},
+			{"server.keepAlive", "must be > 0"},
+			{"server.shutdownGrace", "must not be negative"},
+		}},
+		{"cors origins", func(c *Config) {
+			c.Server.CORSOrigins = []string{"*", "https://app.example.com", "http://localhost:3000", "https://app.example.com/", "app.example.com", "https://x/path"}
+		}, []want{
+			{"server.corsOrigins[3]", "must be \"*\" or an origin"},
+			{"server.corsOrigins[4]", "must be \"*\" or an origin"},
+			{"server.corsOrigins[5]", "must be \"*\" or an origin"},
+		}},
+		{"no agents", func(c *Config) { c.Agents = nil }, []want{{"agents", "at least one agent is required"}}},
+		{"name required", func(c *Config) { c.Agents[1].Name = "" }, []want{{"agents[1].name", "required"}}},
+		{"name pattern", func(c *Config) { c.Agents[1].Name = "Weather" }, []want{{"agents[1].name", "must match ^[a-z0-9][a-z0-9_-]{0,62}$"}}},
+		{"name leading dash", func(c *Config) { c.Agents[0].Name = "-x" }, []want{{"agents[0].name", "must match"}}},
+		{"name slash", func(c *Config) { c.Agents[0].Name = "a/b" }, []want{{"agents[0].name", "must match"}}},
+		{"name 63 chars", func(c *Config) { c.Agents[0].Name = strings.Repeat("a", 63) }, nil},
+		{"name 64 chars", func(c *Config) { c.Agents[0].Name = strings.Repeat("a", 64) }, []want{{"agents[0].name", "must match"}}},
+		{"duplicate names", func(c *Config) {
+			c.Agents = append(c.Agents, c.Agents[0])
+			c.Agents[1].Name = "travel"
+		}, []want{
+			{"agents[1].name", `duplicate agent name "travel" (also agents[0].name)`},
+			{"agents[2].name", `duplicate agent name "travel" (also agents[0].name)`},
+		}},
+		{"url or card required", func(c *Config) { c.Agents[1].Card = "" }, []want{{"agents[1].url", "required unless card is set"}}},
+		{"url scheme", func(c *Config) { c.Agents[0].URL = "ftp://x" }, []want{{"agents[0].url", "must be an http(s) URL"}}},
+		{"url relative", func(c *Config) { c.Agents[0].URL = "/agent" }, []want{{"agents[0].url", "must be an http(s) URL"}}},
+		{"url password redacted", func(c *Config) { c.Agents[0].URL = "ws://u:secret@x" }, []want{{"agents[0].url", `(got "ws://u:xxxxx@x")`}}},
+		{"card scheme", func(c *Config) { c.Agents[1].Card = "file:///card.json" }, []want{{"agents[1].card", "must be an http(s) URL"}}},
+		{"url and card", func(c *Config) { c.Agents[0].Card = "https://x/card.json" }, nil},
+		{"headers", func(c *Config) {
+			c.Agents[0].Headers = map[string]string{"Authorization": "Bearer x", "X Bad": "v", "X-Split": "a\r\nEvil: 1", "": "v"}
+		}, []want{
+			{"agents[0].headers.", "not a valid HTTP header name"},
+			{"agents[0].headers.X Bad", "not a valid HTTP header name"},
+			{"agents[0].headers.X-Split", "must not contain CR, LF or NUL"},
+		}},
+		{"transports", func(c *Config) {
+			c.Agents[0].Transports = []string{"GRPC", "HTTP+JSON", "JSONRPC"}
+			c.Agents[1].Transports = []string{"jsonrpc", "GRPC", "GRPC", "REST"}
+		}, []want{
+			{"agents[1].transports[0]", "must be one of JSONRPC, HTTP+JSON, GRPC"},
+			{"agents[1].transports[2]", "GRPC is listed twice"},
+			{"agents[1].transports[3]", "must be one of JSONRPC, HTTP+JSON, GRPC"},
+		}},
+		{"agent durations", func(c *Config) {
+			c.Agents[0].Timeouts = Timeouts{Run: 0, Idle: Duration(-time.Second), Request: Duration(-1)}
+			c.Agents[0].Poll = Poll{Initial: -1, Max: 0}
+		}, []want{
+			{"agents[0].timeouts.run", "must be > 0"},
+			{"agents[0].timeouts.idle", "must not be negative"},
+			{"agents[0].timeouts.request", "must not be negative"},
+			{"agents[0].poll.initial", "must not be negative"},
+			{"agents[0].poll.max", "must be > 0"},
+		}},
+		{"poll initial above max", func(c *Config) { c.Agents[0].Poll = Poll{Initial: Duration(time.Minute), Max: Duration(time.Second)} },
+			[]want{{"agents[0].poll.initial", "must not exceed poll.max (1m0s > 1s)"}}},
+		{"statusText", func(c *Config) { c.Agents[0].StatusText = "loud" }, []want{{"agents[0].statusText", "must be one of message, activity, reasoning, none"}}},
+		{"statusText empty", func(c *Config) { c.Agents[0].StatusText = "" }, []want{{"agents[0].statusText", "must be one of"}}},
+		{"statusText policies", func(c *Config) {
+			c.Agents[0].StatusText = StatusTextActivity
+			c.Agents[1].StatusText = StatusTextReasoning
+			c.Agents = append(c.Agents, c.Agents[1])
+			c.Agents[2].Name, c.Agents[2].StatusText = "third", StatusTextNone
+		}, nil},
+		{"interruptTTL negative", func(c *Config) { c.Agents[1].InterruptTTL = Duration(-time.Minute) }, []want{{"agents[1].interruptTTL", "must not be negative"}}},
+		{"interruptTTL set", func(c *Config) { c.Agents[1].InterruptTTL = Duration(time.Hour) }, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := validConfig()
+			tt.mutate(c)
+			err := c.Validate()
+			if tt.want == nil {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			var ve *ValidationError
+			if !errors.As(err, &ve) {
+				t.Fatalf("Validate() = %v, want a *ValidationError", err)
+			}
+			var gotPaths, wantPaths []string
+			for _, p := range ve.Problems {
+				gotPaths = append(gotPaths, p.Path)
+			}
+			for _, w := range tt.want {
+				wantPaths = append(wantPaths, w.path)
+			}
+			if diff := cmp.Diff(wantPaths, gotPaths); diff != "" {
+				t.Fatalf("problem paths (-want +got):\n%s\nerror:\n%v", diff, err)
+			}
+			for i, w := range tt.want {
+				if !strings.Contains(ve.Problems[i].Message, w.msg) {
+					t.Errorf("problem %d = %q, want it to contain %q", i, ve.Problems[i].Message, w.msg)
+				}
+			}
+		})
+	}
+}
+
+// Every problem is reported, each on its own line, not just the first.
+func TestValidateReportsEveryProblem(t *testing.T) {
+	t.Parallel()
+	c := validConfig()
+	c.Store.Kind = "sqlite"
+	c.Server.MaxBodyBytes = 0
+	c.Agents[0].URL = "ftp://x"
+	c.Agents[1].Name = "Bad Name"
+	err := c.Validate()
+	want := strings.Join([]string{
+		`store.kind: must be one of embedded, memory, redis (got "sqlite")`,
+		`server.maxBodyBytes: must be > 0 (got 0)`,
+		`agents[0].url: must be an http(s) URL (got "ftp://x")`,
+		`agents[1].name: must match ^[a-z0-9][a-z0-9_-]{0,62}$: lowercase letters, digits, - and _, at most 63 characters (got "Bad Name")`,
+	}, "\n")
+	if err == nil {
+		t.Fatal("Validate() = nil, want an error")
+	}
+	if diff := cmp.Diff(want, err.Error()); diff != "" {
+		t.Errorf("Error() (-want +got):\n%s", diff)
+	}
+}
+
+func TestValidationErrorFormat(t *testing.T) {
+	t.Parallel()
+	e := &ValidationError{Source: "bridge.yaml", Problems: []Problem{
+		{Path: "agents[0].timeout", Message: "unknown key", Line: 7},
+		{Path: "agents", Message: "at least one agent is required"},
+		{Message: "holds more than one YAML document", Line: 3},
+	}}
+	want := "bridge.yaml: agents[0].timeout: unknown key (line 7)\n" +
+		"bridge.yaml: agents: at least one agent is required\n" +
+		"bridge.yaml: (document): holds more than one YAML document (line 3)"
+	if diff := cmp.Diff(want, e.Error()); diff != "" {
+		t.Errorf("Error() (-want +got):\n%s", diff)
+	}
+}
