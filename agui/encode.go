@@ -387,8 +387,8 @@ type jsonField struct {
 	// opaque members hold arbitrary JSON (state, values, metadata, …),
 	// where null is a legal value and nothing inside is described.
 	opaque bool
-	// nullable members are required members whose value may be null
-	// (CUSTOM.value, RAW.event, STATE_SNAPSHOT.snapshot).
+	// nullable members hold any JSON value, null included (CUSTOM.value,
+	// RAW.event, STATE_SNAPSHOT.snapshot, a patch op's value, results).
 	nullable bool
 }
 
@@ -417,7 +417,7 @@ func fieldsOf(t reflect.Type) map[string]jsonField {
 				continue
 			}
 			tag := sf.Tag.Get("json")
-			name, opts, _ := strings.Cut(tag, ",")
+			name, _, _ := strings.Cut(tag, ",")
 			if name == "-" {
 				continue
 			}
@@ -426,23 +426,12 @@ func fieldsOf(t reflect.Type) map[string]jsonField {
 			}
 			ft := sf.Type
 			opaque := ft == rawMessageType || ft.Kind() == reflect.Map || ft.Kind() == reflect.Interface || ft == contentType || (ft.Kind() == reflect.Pointer && ft.Elem() == contentType)
-			fields[name] = jsonField{typ: ft, opaque: opaque, nullable: ft == rawMessageType && !hasOption(opts, "omitempty")}
+			fields[name] = jsonField{typ: ft, opaque: opaque, nullable: ft == rawMessageType}
 		}
 	}
 	walk(t)
 	fieldCache.Store(t, fields)
 	return fields
-}
-
-func hasOption(opts, opt string) bool {
-	for opts != "" {
-		var o string
-		o, opts, _ = strings.Cut(opts, ",")
-		if o == opt {
-			return true
-		}
-	}
-	return false
 }
 
 // checkShape rejects unknown members and nulls in members of struct type t,
