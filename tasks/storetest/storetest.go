@@ -524,7 +524,9 @@ func testWaitReady(t *testing.T, s tasks.Store) {
 func testWaitWakes(t *testing.T, s tasks.Store) {
 	const rounds = 50
 	k := key("t")
-	ctx, cancel := context.WithCancel(t.Context())
+	// The deadline only turns a Wait that is never woken into a failure
+	// instead of a hang; nothing waits for it to pass.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
