@@ -3,9 +3,11 @@ package a2a
 import (
 	"context"
 	"iter"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -122,7 +124,9 @@ type testServer struct {
 func newTestServer(t *testing.T) *testServer {
 	t.Helper()
 	rec := &headerRecorder{}
-	h := a2asrv.NewHandler(testExecutor{}, a2asrv.WithCallInterceptors(rec))
+	// The server logs routine events at Info (e.g. "skipping old event"); keep
+	// test output for failures.
+	h := a2asrv.NewHandler(testExecutor{}, a2asrv.WithCallInterceptors(rec), a2asrv.WithLogger(slog.New(slog.DiscardHandler)))
 
 	mux := http.NewServeMux()
 	mux.Handle("/jsonrpc", a2asrv.NewJSONRPCHandler(h))
@@ -179,7 +183,7 @@ func testCard(ifaces ...*a2asdk.AgentInterface) *a2asdk.AgentCard {
 // serveCard serves h as the card of base URL s.URL/cards/<name> and returns
 // that base URL.
 func (s *testServer) serveCard(name string, h http.Handler) string {
-	base := "/cards/" + name
+	base := "/cards/" + url.PathEscape(strings.NewReplacer(" ", "-", "/", "-").Replace(name))
 	s.mux.Handle(base+a2asrv.WellKnownAgentCardPath, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.cardMu.Lock()
 		s.cardHeaders = r.Header.Clone()
