@@ -23,7 +23,24 @@ import (
 // arrays StateDelta.Delta, ActivityDelta.Patch and MessagesSnapshot.Messages
 // as [] when nil, because a null array is fatal on every client.
 func Marshal(e Event) ([]byte, error) {
-	return appendEvent(nil, e)
+	return appendEvent(make([]byte, 0, sizeHint(e)), e)
+}
+
+// sizeHint guesses the encoded size of the hot events so Marshal allocates
+// once; other events start from a modest buffer.
+func sizeHint(e Event) int {
+	const overhead = 96 // type, member names, quotes, timestamp
+	var n int
+	switch ev := e.(type) {
+	case *TextMessageContent:
+		n = len(ev.SubagentRunID) + len(ev.MessageID) + len(ev.Delta)
+	case *ToolCallArgs:
+		n = len(ev.SubagentRunID) + len(ev.ToolCallID) + len(ev.Delta)
+	case *ReasoningMessageContent:
+		n = len(ev.SubagentRunID) + len(ev.MessageID) + len(ev.Delta)
+	}
+	// Leave room for a few escapes rather than growing the slice.
+	return overhead + n + n/8
 }
 
 // appendEvent appends the wire form of e to dst.
