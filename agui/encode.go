@@ -23,6 +23,9 @@ import (
 // arrays StateDelta.Delta, ActivityDelta.Patch and MessagesSnapshot.Messages
 // as [] when nil, because a null array is fatal on every client.
 func Marshal(e Event) ([]byte, error) {
+	if isNilEvent(e) {
+		return nil, errors.New("agui: cannot marshal a nil event")
+	}
 	return appendEvent(make([]byte, 0, sizeHint(e)), e)
 }
 
