@@ -47,8 +47,18 @@ const (
 )
 
 // SchemaMediaType marks a data part of an INPUT_REQUIRED status message as
-// the JSON Schema the answer must satisfy (the bridge's convention).
+// the JSON Schema the answer must satisfy (the bridge's convention): as the
+// part's mediaType, or — since v0.3 data parts have no media type — as the
+// part's metadata "mediaType".
 const SchemaMediaType = "application/schema+json"
+
+func isSchemaPart(p *a2a.Part) bool {
+	if p.MediaType == SchemaMediaType {
+		return true
+	}
+	mt, _ := p.Metadata["mediaType"].(string)
+	return mt == SchemaMediaType
+}
 
 // Options configure one run's translation.
 type Options struct {
@@ -304,7 +314,7 @@ func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.M
 			if p == nil {
 				continue
 			}
-			if m, ok := p.Data().(map[string]any); ok && p.MediaType == SchemaMediaType && schema == nil {
+			if m, ok := p.Data().(map[string]any); ok && isSchemaPart(p) && schema == nil {
 				schema = m
 				continue
 			}
