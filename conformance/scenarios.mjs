@@ -64,14 +64,6 @@ export const scenarios = [
   { name: 'go-blocking', agent: 'blocking', text: 'Think hard', expect: { answer: go.blockingAnswer } },
   { name: 'go-files', agent: 'files', text: 'Send the report', expect: { answer: go.filesText } },
   { name: 'go-asker', agent: 'asker', text: 'What is the weather?', expect: { interrupt: true, question: go.askerQuestion } },
-  {
-    name: 'go-asker-resume',
-    agent: 'asker',
-    text: 'What is the weather?',
-    expect: { question: go.askerQuestion },
-    resume: { payload: { city: 'Paris' }, answer: go.weatherAnswer('Paris') },
-    clients: INTERRUPT_CLIENTS,
-  },
 
   // @a2a-js/sdk 1.3.0 agents (A2A v1.0).
   { name: 'js-streamer-jsonrpc', agent: 'js-streamer', text: story, expect: { answer: jsStreamerAnswer(story) } },
@@ -79,26 +71,10 @@ export const scenarios = [
   { name: 'js-chatter', agent: 'js-chatter', text: 'Say hello', expect: { answer: JS_CHATTER_ANSWER } },
   { name: 'js-failer', agent: 'js-failer', text: 'Summarise this', expect: { error: 'a2a_failed', message: JS_FAILER_ERROR } },
   { name: 'js-asker', agent: 'js-asker', text: 'What is the weather?', expect: { interrupt: true, question: JS_ASKER_QUESTION } },
-  {
-    name: 'js-asker-resume',
-    agent: 'js-asker',
-    text: 'What is the weather?',
-    expect: { question: JS_ASKER_QUESTION },
-    resume: { payload: { city: 'Paris' }, answer: jsAskerAnswer('Paris') },
-    clients: INTERRUPT_CLIENTS,
-  },
 
   // @a2a-js/sdk 0.3.14 agents (A2A v0.3 JSON-RPC).
   { name: 'js03-streamer', agent: 'js03-streamer', text: story, expect: { answer: js03StreamerAnswer(story) } },
   { name: 'js03-asker', agent: 'js03-asker', text: 'What is the weather?', expect: { interrupt: true, question: JS_ASKER_QUESTION } },
-  {
-    name: 'js03-asker-resume',
-    agent: 'js03-asker',
-    text: 'What is the weather?',
-    expect: { question: JS_ASKER_QUESTION },
-    resume: { payload: { city: 'Paris' }, answer: jsAskerAnswer('Paris') },
-    clients: INTERRUPT_CLIENTS,
-  },
 ];
 
 /**

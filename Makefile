@@ -1,0 +1,51 @@
+# `make test` is the one command that sets up what the tests need and runs
+# everything: static checks, the Go tests with the race detector (unit,
+# golden, end-to-end against real a2asrv agents, fuzz seed corpora) and the
+# conformance suite (the real @ag-ui/client generations from npm against the
+# bridge, with Go and @a2a-js/sdk agents behind it).
+
+GO          ?= go
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+FUZZTIME    ?= 20s
+BENCHTIME   ?= 1s
+
+.PHONY: test check gotest conformance conformance-deps fuzz bench demo build
+
+test: check gotest conformance
+
+build:
+	$(GO) build -o bridge ./cmd/bridge
+
+check:
+	@echo "== gofmt"
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@echo "== go vet"
+	$(GO) vet ./...
+	@echo "== staticcheck"
+	$(GO) run $(STATICCHECK) ./...
+
+gotest:
+	@echo "== go test -race"
+	$(GO) test -race -count=1 ./...
+
+conformance-deps:
+	@command -v node >/dev/null || { echo "node (>= 20) is required for the conformance suite"; exit 1; }
+	cd conformance && npm ci --no-audit --no-fund
+
+conformance: conformance-deps
+	@echo "== conformance (real @ag-ui/client 1.0.0, 0.0.59, 0.0.36)"
+	node conformance/run.mjs
+
+# Longer fuzzing of every decoder of untrusted input and of the translator.
+fuzz:
+	@for spec in $$($(GO) test -list 'Fuzz.*' ./... | awk '/^Fuzz/{n++; f[n]=$$1} /^ok/{for(i=1;i<=n;i++) print $$2":"f[i]; n=0}'); do \
+		pkg=$${spec%%:*}; name=$${spec##*:}; \
+		echo "== $$pkg $$name"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./agui/ ./mapping/ ./tasks/
+
+demo:
+	$(GO) run ./cmd/bridge demo

@@ -1,0 +1,550 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/config"
+	"github.com/a2a-agui-bridge/bridge/examples/agents"
+	"github.com/a2a-agui-bridge/bridge/tasks"
+)
+
+// testBridge is the real bridge handler in front of the real demo agents
+// (a2asrv servers) over loopback, on a memory store the test can inspect.
+type testBridge struct {
+	url   string
+	store *tasks.MemoryStore
+	demo  *agents.Server
+}
+
+func startBridge(t *testing.T, tweak func(*config.Config)) *testBridge {
+	t.Helper()
+	demo, err := agents.Start(t.Context(), "127.0.0.1:0", agents.Options{Delay: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { demo.Close() })
+	cfg := config.Default()
+	cfg.Store = config.Store{Kind: config.StoreMemory}
+	for _, name := range demo.Names() {
+		cfg.Agents = append(cfg.Agents, config.Agent{Name: name, URL: demo.URL(name)})
+	}
+	for _, b := range []struct{ suffix, transport string }{{"-rest", "HTTP+JSON"}, {"-grpc", "GRPC"}, {"-jsonrpc", "JSONRPC"}} {
+		for _, name := range []string{"streamer", "asker", "failer", "chatter"} {
+			cfg.Agents = append(cfg.Agents, config.Agent{Name: name + b.suffix, URL: demo.URL(name), Transports: []string{b.transport}})
+		}
+	}
+	for _, name := range []string{"streamer", "asker", "failer", "narrator"} {
+		cfg.Agents = append(cfg.Agents, config.Agent{Name: name + "-v03", URL: demo.URLv03(name)})
+	}
+	cfg.Agents = append(cfg.Agents,
+		config.Agent{Name: "unreachable", URL: "http://127.0.0.1:1/"},
+		config.Agent{Name: "slow-timeout", URL: demo.URL("slow"),
+			Timeouts: config.Timeouts{Run: config.Duration(400 * time.Millisecond)}},
+	)
+	cfg.Server.MaxBodyBytes = 64 << 10
+	if tweak != nil {
+		tweak(cfg)
+	}
+	cfg.ApplyDefaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	store := tasks.NewMemoryStore()
+	b := build(cfg, store, slog.New(slog.DiscardHandler))
+	srv := httptest.NewServer(b.handler)
+	t.Cleanup(func() {
+		srv.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = b.svc.Close(ctx)
+		b.closeAgents()
+	})
+	return &testBridge{url: srv.URL, store: store, demo: demo}
+}
+
+type runResult struct {
+	status int
+	body   []byte
+	events []agui.Event
+}
+
+func runBody(threadID, runID string, v1 bool, messages ...agui.Message) []byte {
+	in := map[string]any{"threadId": threadID, "runId": runID, "messages": messages,
+		"tools": []any{}, "context": []any{}, "state": map[string]any{}, "forwardedProps": map[string]any{}}
+	if v1 {
+		in["protocolVersion"] = "1.0"
+	}
+	b, _ := json.Marshal(in)
+	return b
+}
+
+func userMsg(id, text string) agui.Message {
+	return agui.Message{ID: id, Role: agui.RoleUser, Content: agui.TextContent(text)}
+}
+
+// post sends a run and reads the whole SSE response, decoding every frame.
+func (b *testBridge) post(t *testing.T, agent string, body []byte) runResult {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, b.url+"/agents/"+agent, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runResult{status: resp.StatusCode, body: raw}
+	if resp.StatusCode != http.StatusOK {
+		return res
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("content type %q", ct)
+	}
+	if bytes.Contains(raw, []byte("\r")) {
+		t.Fatal("SSE stream contains CR; clients split frames on LF only")
+	}
+	for _, frame := range strings.Split(string(raw), "\n\n") {
+		for _, line := range strings.Split(frame, "\n") {
+			data, ok := strings.CutPrefix(line, "data: ")
+			if !ok {
+				continue
+			}
+			ev, err := agui.Decode([]byte(data))
+			if err != nil {
+				t.Fatalf("frame %q: %v", data, err)
+			}
+			res.events = append(res.events, ev)
+		}
+	}
+	return res
+}
+
+// check verifies the stream with the Go verifier port for the client
+// generations that could read it, and that it ends exactly once.
+func (r runResult) check(t *testing.T, v1 bool) {
+	t.Helper()
+	if r.status != http.StatusOK {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	gens := []agui.Generation{agui.Gen0_0_59, agui.Gen0_0_36}
+	if v1 {
+		gens = []agui.Generation{agui.Gen1_0}
+	}
+	for _, g := range gens {
+		v := agui.NewVerifier(g)
+		for i, e := range r.events {
+			if err := v.Check(e); err != nil {
+				t.Fatalf("generation %v rejects event %d %s: %v\n%s", g, i, e.Type(), err, r.body)
+			}
+		}
+	}
+	n := 0
+	for _, e := range r.events {
+		if e.Type() == agui.EventRunFinished || e.Type() == agui.EventRunError {
+			n++
+		}
+	}
+	if n != 1 || len(r.events) == 0 || (r.last().Type() != agui.EventRunFinished && r.last().Type() != agui.EventRunError) {
+		t.Fatalf("stream must end exactly once with a terminal event:\n%s", r.body)
+	}
+}
+
+func (r runResult) last() agui.Event { return r.events[len(r.events)-1] }
+
+func (r runResult) text() string {
+	var order []string
+	msgs := map[string]*strings.Builder{}
+	for _, e := range r.events {
+		switch e := e.(type) {
+		case *agui.TextMessageStart:
+			if msgs[e.MessageID] == nil {
+				msgs[e.MessageID] = &strings.Builder{}
+				order = append(order, e.MessageID)
+			}
+		case *agui.TextMessageContent:
+			msgs[e.MessageID].WriteString(e.Delta)
+		}
+	}
+	var parts []string
+	for _, id := range order {
+		parts = append(parts, msgs[id].String())
+	}
+	return strings.Join(parts, "\n")
+}
+
+func (r runResult) wantAnswerOnce(t *testing.T, answer string) {
+	t.Helper()
+	if n := strings.Count(r.text(), answer); n != 1 {
+		t.Fatalf("answer %q appears %d times; assistant text:\n%s\nstream:\n%s", answer, n, r.text(), r.body)
+	}
+}
+
+func (r runResult) wantError(t *testing.T, code string) {
+	t.Helper()
+	e, ok := r.last().(*agui.RunError)
+	if !ok || e.Code != code {
+		t.Fatalf("want RUN_ERROR %q, got:\n%s", code, r.body)
+	}
+}
+
+func (r runResult) outcome() *agui.Outcome {
+	if f, ok := r.last().(*agui.RunFinished); ok {
+		return f.Outcome
+	}
+	return nil
+}
+
+func TestAnswersOverEveryBinding(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	const q = "Hello there"
+	cases := []struct {
+		agent, answer string
+	}{
+		{"streamer", agents.StreamerAnswer(q)},
+		{"streamer-jsonrpc", agents.StreamerAnswer(q)},
+		{"streamer-rest", agents.StreamerAnswer(q)},
+		{"streamer-grpc", agents.StreamerAnswer(q)},
+		{"streamer-v03", agents.StreamerAnswer(q)},
+		{"narrator", agents.NarratorAnswer(q)},
+		{"narrator-v03", agents.NarratorAnswer(q)},
+		{"chatter", agents.ChatterAnswer},
+		{"chatter-rest", agents.ChatterAnswer},
+		{"chatter-grpc", agents.ChatterAnswer},
+		{"cumulative", agents.CumulativeAnswer},
+		{"repeater", agents.RepeaterAnswer},
+		{"replier", agents.ReplierAnswer(q)},
+		{"blocking", agents.BlockingAnswer},
+		{"files", agents.FilesText},
+	}
+	for _, c := range cases {
+		for _, v1 := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/v1=%v", c.agent, v1), func(t *testing.T) {
+				t.Parallel()
+				thread := fmt.Sprintf("th-%s-%v", c.agent, v1)
+				r := b.post(t, c.agent, runBody(thread, "run-1", v1, userMsg("u1", q)))
+				r.check(t, v1)
+				if r.outcome() != nil {
+					t.Fatalf("outcome %+v, want success:\n%s", r.outcome(), r.body)
+				}
+				r.wantAnswerOnce(t, c.answer)
+			})
+		}
+	}
+}
+
+func TestFailures(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	cases := []struct{ agent, code, message string }{
+		{"failer", "a2a_failed", agents.FailerError},
+		{"failer-grpc", "a2a_failed", agents.FailerError},
+		{"failer-rest", "a2a_failed", agents.FailerError},
+		{"failer-v03", "a2a_failed", agents.FailerError},
+		{"rejecter", "a2a_rejected", ""},
+		{"slow-timeout", "a2a_timeout", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.agent, func(t *testing.T) {
+			t.Parallel()
+			r := b.post(t, c.agent, runBody("th-"+c.agent, "run-1", false, userMsg("u1", "go")))
+			r.check(t, false)
+			r.wantError(t, c.code)
+			if c.message != "" && !strings.Contains(r.last().(*agui.RunError).Message, c.message) {
+				t.Fatalf("message %q does not carry the agent's %q", r.last().(*agui.RunError).Message, c.message)
+			}
+		})
+	}
+}
+
+// TestTimeoutCancelsTask checks that a run timeout cancels the A2A task.
+func TestTimeoutCancelsTask(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	r := b.post(t, "slow-timeout", runBody("th-timeout", "run-1", false, userMsg("u1", "go")))
+	r.wantError(t, "a2a_timeout")
+	th, err := b.store.GetThread(t.Context(), tasks.ThreadKey{Agent: "slow-timeout", ThreadID: "th-timeout"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ag, err := a2a.Dial(t.Context(), a2a.Options{URL: b.demo.URL("slow")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ag.Close()
+	task, err := ag.GetTask(t.Context(), a2a.TaskID(th.TaskID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("task state %s, want canceled", task.Status.State)
+	}
+}
+
+// TestInterruptThenAnswer: INPUT_REQUIRED ends the run with an interrupt
+// outcome; the next user message continues the same A2A task.
+func TestInterruptThenAnswer(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	for _, agent := range []string{"asker", "asker-grpc", "asker-rest", "asker-v03"} {
+		t.Run(agent, func(t *testing.T) {
+			t.Parallel()
+			thread := "th-" + agent
+			r := b.post(t, agent, runBody(thread, "run-1", true, userMsg("u1", "What's the weather?")))
+			r.check(t, true)
+			o := r.outcome()
+			if o == nil || o.Type != agui.OutcomeInterrupt || len(o.Interrupts) != 1 {
+				t.Fatalf("want an interrupt outcome:\n%s", r.body)
+			}
+			in := o.Interrupts[0]
+			if in.Reason != "input_required" || in.ResponseSchema == nil || !strings.Contains(in.Message, "city") {
+				t.Fatalf("interrupt %+v", in)
+			}
+			meta := in.Metadata["a2a"].(map[string]any)
+			th, err := b.store.GetThread(t.Context(), tasks.ThreadKey{Agent: agent, ThreadID: thread})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if meta["taskId"] != th.TaskID || meta["contextId"] != th.ContextID || th.ContextID == "" {
+				t.Fatalf("interrupt metadata %v, thread %+v", meta, th)
+			}
+			r2 := b.post(t, agent, runBody(thread, "run-2", true, userMsg("u1", "What's the weather?"), userMsg("u2", "Paris")))
+			r2.check(t, true)
+			r2.wantAnswerOnce(t, agents.WeatherAnswer("Paris"))
+			th2, err := b.store.GetThread(t.Context(), tasks.ThreadKey{Agent: agent, ThreadID: thread})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if th2.TaskID != th.TaskID || th2.ContextID != th.ContextID || th2.TaskState != string(a2a.TaskStateCompleted) {
+				t.Fatalf("thread after resume %+v, before %+v", th2, th)
+			}
+		})
+	}
+}
+
+// TestContextCarriesAcrossRuns: the second run of a thread goes to the
+// contextId the agent chose, and sends only the new user message.
+func TestContextCarriesAcrossRuns(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	r1 := b.post(t, "streamer", runBody("th-ctx", "run-1", false, userMsg("u1", "first")))
+	r1.check(t, false)
+	th1, _ := b.store.GetThread(t.Context(), tasks.ThreadKey{Agent: "streamer", ThreadID: "th-ctx"})
+	r2 := b.post(t, "streamer", runBody("th-ctx", "run-2", false,
+		userMsg("u1", "first"), agui.Message{ID: "a1", Role: agui.RoleAssistant, Content: agui.TextContent(r1.text())}, userMsg("u2", "second")))
+	r2.check(t, false)
+	// The streamer echoes exactly what it received: only the new message.
+	r2.wantAnswerOnce(t, agents.StreamerAnswer("second"))
+	if strings.Contains(r2.text(), "first") {
+		t.Fatalf("the agent was sent an old message again:\n%s", r2.text())
+	}
+	th2, _ := b.store.GetThread(t.Context(), tasks.ThreadKey{Agent: "streamer", ThreadID: "th-ctx"})
+	if th1.ContextID == "" || th2.ContextID != th1.ContextID {
+		t.Fatalf("context changed: %q then %q", th1.ContextID, th2.ContextID)
+	}
+	if th2.TaskID == th1.TaskID {
+		t.Fatal("a completed task must not be reused")
+	}
+}
+
+// TestDisconnectDoesNotCancel: the client leaving mid-stream leaves the run
+// (and the A2A task) to finish into the journal.
+func TestDisconnectDoesNotCancel(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	demo, err := agents.Start(t.Context(), "127.0.0.1:0", agents.Options{Delay: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer demo.Close()
+	b2 := startBridge(t, func(c *config.Config) {
+		c.Agents = append(c.Agents, config.Agent{Name: "slow-narrator", URL: demo.URL("narrator")})
+	})
+	_ = b
+	ctx, cancel := context.WithCancel(t.Context())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b2.url+"/agents/slow-narrator",
+		bytes.NewReader(runBody("th-dc", "run-1", false, userMsg("u1", "q"))))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(resp.Body)
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(line, "RUN_STARTED") {
+			break
+		}
+	}
+	cancel()
+	resp.Body.Close()
+
+	key := tasks.ThreadKey{Agent: "slow-narrator", ThreadID: "th-dc"}
+	var after int64
+	for {
+		entries, err := b2.store.Read(t.Context(), key, after, 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			after = e.Seq
+			if e.Terminal {
+				if !strings.Contains(string(e.Event), "RUN_FINISHED") {
+					t.Fatalf("run ended with %s", e.Event)
+				}
+				return
+			}
+		}
+		if err := b2.store.Wait(t.Context(), key, after); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBadInput is the bad-input table: each request gets a precise status
+// and JSON error, and nothing is written to the thread.
+func TestBadInput(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	valid := runBody("th-bad", "run-1", false, userMsg("u1", "hi"))
+	big := runBody("th-bad", "run-1", false, userMsg("u1", strings.Repeat("x", 70<<10)))
+	cases := []struct {
+		name, agent, contentType string
+		body                     []byte
+		status                   int
+		code                     string
+	}{
+		{"unknown agent", "nobody", "application/json", valid, 404, "unknown_agent"},
+		{"text/plain", "streamer", "text/plain", valid, 415, "unsupported_media_type"},
+		{"no content type", "streamer", "", valid, 415, "unsupported_media_type"},
+		{"too large", "streamer", "application/json", big, 413, "body_too_large"},
+		{"malformed json", "streamer", "application/json", []byte(`{"threadId":`), 400, "invalid_input"},
+		{"not an object", "streamer", "application/json", []byte(`[1,2]`), 400, "invalid_input"},
+		{"missing threadId", "streamer", "application/json", []byte(`{"runId":"r","messages":[]}`), 400, "invalid_input"},
+		{"missing runId", "streamer", "application/json", []byte(`{"threadId":"th-bad","messages":[]}`), 400, "invalid_input"},
+		{"threadId wrong type", "streamer", "application/json", []byte(`{"threadId":5,"runId":"r","messages":[]}`), 400, "invalid_input"},
+		{"messages wrong type", "streamer", "application/json", []byte(`{"threadId":"th-bad","runId":"r","messages":{}}`), 400, "invalid_input"},
+		{"bad role", "streamer", "application/json", []byte(`{"threadId":"th-bad","runId":"r","messages":[{"id":"1","role":"robot","content":"x"}]}`), 400, "invalid_input"},
+		{"invalid utf-8", "streamer", "application/json", []byte("{\"threadId\":\"th-bad\",\"runId\":\"r\xff\",\"messages\":[]}"), 400, "invalid_input"},
+		{"bad base64 image", "streamer", "application/json", []byte(`{"threadId":"th-bad","runId":"r","messages":[{"id":"1","role":"user","content":[{"type":"image","source":{"type":"data","value":"%%%","mimeType":"image/png"}}]}]}`), 400, "invalid_input"},
+		{"agent unreachable", "unreachable", "application/json", valid, 502, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, b.url+"/agents/"+c.agent, bytes.NewReader(c.body))
+			if c.contentType != "" {
+				req.Header.Set("Content-Type", c.contentType)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				Error struct{ Code, Message string }
+			}
+			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+				t.Fatalf("status %d, body not the JSON error shape: %v", resp.StatusCode, err)
+			}
+			if resp.StatusCode != c.status || (c.code != "" && body.Error.Code != c.code) || body.Error.Message == "" {
+				t.Fatalf("got %d %+v, want %d %s", resp.StatusCode, body.Error, c.status, c.code)
+			}
+			if _, err := b.store.GetThread(t.Context(), tasks.ThreadKey{Agent: c.agent, ThreadID: "th-bad"}); err == nil {
+				t.Fatal("a rejected request wrote the thread")
+			}
+		})
+	}
+}
+
+// TestThreadBusy: a second run on a thread with an active run gets 409, and
+// the first run is unaffected.
+func TestThreadBusy(t *testing.T) {
+	t.Parallel()
+	demo, err := agents.Start(t.Context(), "127.0.0.1:0", agents.Options{Delay: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer demo.Close()
+	b := startBridge(t, func(c *config.Config) {
+		c.Agents = append(c.Agents, config.Agent{Name: "slow-streamer", URL: demo.URL("streamer")})
+	})
+	first := make(chan runResult, 1)
+	started := make(chan struct{})
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, b.url+"/agents/slow-streamer",
+			bytes.NewReader(runBody("th-busy", "run-1", false, userMsg("u1", "hi"))))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			first <- runResult{}
+			close(started)
+			return
+		}
+		close(started) // headers are sent once the agent accepted the run
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		first <- runResult{status: resp.StatusCode, body: raw}
+	}()
+	<-started
+	r := b.post(t, "slow-streamer", runBody("th-busy", "run-2", false, userMsg("u1", "hi")))
+	if r.status != http.StatusConflict || !bytes.Contains(r.body, []byte("thread_busy")) {
+		t.Fatalf("second run: %d %s", r.status, r.body)
+	}
+	if got := <-first; got.status != 200 || !bytes.Contains(got.body, []byte("RUN_FINISHED")) {
+		t.Fatalf("first run: %d %s", got.status, got.body)
+	}
+}
+
+func TestDiscoveryAndHealth(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	for path, want := range map[string]string{
+		"/healthz":         `"ok"`,
+		"/readyz":          `"ready"`,
+		"/agents":          `"streamer"`,
+		"/agents/streamer": `"streaming":true`,
+		"/agents/blocking": `"streaming":false`,
+	} {
+		resp, err := http.Get(b.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !bytes.Contains(body, []byte(want)) {
+			t.Errorf("%s: %d %s (want %s)", path, resp.StatusCode, body, want)
+		}
+	}
+	resp, err := http.Get(b.url + "/agents/unreachable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Contains(body, []byte(`"unavailable"`)) {
+		t.Errorf("unreachable agent health: %s", body)
+	}
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/agui/aguihttp"
+	"github.com/a2a-agui-bridge/bridge/config"
+	"github.com/a2a-agui-bridge/bridge/mapping"
+	"github.com/a2a-agui-bridge/bridge/tasks"
+)
+
+func cmdServe(ctx context.Context, args []string, _ io.Writer, log *slog.Logger) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	path := fs.String("config", "", "YAML config `file` (required)")
+	listen := fs.String("listen", "", "`host:port` to listen on (overrides the config's listen)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *path == "" {
+		return exitError{2, "serve needs --config FILE"}
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		return exitError{2, err.Error()}
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	return serve(ctx, cfg, log, func(addr net.Addr) {
+		log.Info("bridge listening", "addr", addr.String(), "agents", len(cfg.Agents), "store", cfg.Store.Kind)
+	})
+}
+
+// bridge is the wired bridge: the run service and its HTTP handler.
+type bridge struct {
+	svc     *tasks.Service
+	handler http.Handler
+	remotes map[string]*remoteAgent
+}
+
+func (b *bridge) closeAgents() {
+	for _, r := range b.remotes {
+		r.close()
+	}
+}
+
+// build wires the configured agents, the run service and the HTTP handler
+// over store.
+func build(cfg *config.Config, store tasks.Store, log *slog.Logger) *bridge {
+	remotes := make(map[string]*remoteAgent, len(cfg.Agents))
+	specs := make([]tasks.AgentSpec, 0, len(cfg.Agents))
+	for _, a := range cfg.Agents {
+		r := newRemoteAgent(a)
+		remotes[a.Name] = r
+		specs = append(specs, tasks.AgentSpec{
+			Name: a.Name,
+			Connect: func(ctx context.Context) (tasks.Agent, error) {
+				ag, err := r.connect(ctx)
+				if err != nil {
+					return nil, err // never a typed nil inside the interface
+				}
+				return ag, nil
+			},
+			RunTimeout:     time.Duration(a.Timeouts.Run),
+			IdleTimeout:    time.Duration(a.Timeouts.Idle),
+			RequestTimeout: time.Duration(a.Timeouts.Request),
+			PollInitial:    time.Duration(a.Poll.Initial),
+			PollMax:        time.Duration(a.Poll.Max),
+			StatusText:     mapping.StatusTextPolicy(a.StatusText),
+		})
+	}
+	svc := tasks.NewService(tasks.Options{Store: store, Agents: specs, Logger: log})
+	handler := aguihttp.New(aguihttp.Options{
+		Runner: aguihttp.RunnerFunc(func(ctx context.Context, agent string, in *agui.RunAgentInput) (aguihttp.Stream, error) {
+			return svc.StartRun(ctx, agent, in)
+		}),
+		Catalog:      &catalog{agents: remotes, store: store},
+		Logger:       log,
+		MaxBodyBytes: cfg.Server.MaxBodyBytes,
+		KeepAlive:    time.Duration(cfg.Server.KeepAlive),
+		CORSOrigins:  cfg.Server.CORSOrigins,
+	})
+	return &bridge{svc: svc, handler: handler, remotes: remotes}
+}
+
+// serve runs the bridge until ctx ends, then shuts down gracefully: no new
+// runs, in-flight streams get the grace period to finish, the rest end with
+// RUN_ERROR{code:"bridge_shutdown"} (their A2A tasks keep running and the
+// threads remember them).
+func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening func(net.Addr)) error {
+	store, err := openStore(cfg.Store)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	b := build(cfg, store, log)
+	defer b.closeAgents()
+	svc, handler := b.svc, b.handler
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
+	}
+	// No WriteTimeout: it would cut long SSE streams; the handler sets a
+	// deadline per write instead.
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: time.Duration(cfg.Server.ReadHeaderTimeout),
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       time.Duration(cfg.Server.IdleTimeout),
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	if listening != nil {
+		listening(ln.Addr())
+	}
+
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down", "grace", time.Duration(cfg.Server.ShutdownGrace).String())
+	grace, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Duration(cfg.Server.ShutdownGrace))
+	defer cancel()
+	closed := make(chan struct{})
+	go func() {
+		_ = svc.Close(grace)
+		close(closed)
+	}()
+	if err := srv.Shutdown(grace); err != nil {
+		// Streams still open after the grace period: their runs were cut
+		// and have written their RUN_ERROR; close what remains.
+		<-closed
+		short, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(short); err != nil {
+			_ = srv.Close()
+		}
+	}
+	<-closed
+	if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func openStore(c config.Store) (tasks.Store, error) {
+	switch c.Kind {
+	case config.StoreMemory:
+		return tasks.NewMemoryStore(), nil
+	case config.StoreEmbedded, "":
+		s, err := tasks.OpenBoltStore(c.Path)
+		if err != nil {
+			return nil, fmt.Errorf("store: %w", err)
+		}
+		return s, nil
+	default:
+		return nil, fmt.Errorf("store.kind %q is not supported by this build yet; use embedded or memory", c.Kind)
+	}
+}
