@@ -44,6 +44,7 @@ type driver struct {
 	accepted chan error
 	reached  bool // the agent accepted the message
 	rejected bool // the failure went back to StartRun: write nothing
+	released bool // the thread's active run was cleared
 
 	idle *time.Timer
 }
@@ -84,8 +85,7 @@ func (d *driver) setup() {
 func (d *driver) nothingToDo() {
 	defer d.svc.wg.Done()
 	d.setup()
-	d.emit(d.tr.Complete())
-	d.svc.release(d.thread, func(*Thread) {})
+	d.emit(d.tr.Complete()) // releases the thread before RUN_FINISHED
 }
 
 func (d *driver) drive() {
@@ -254,6 +254,9 @@ func (d *driver) cancelTask() {
 // emit checks events against the client's verifier and appends them to the
 // journal. An event the verifier would reject is a bridge bug: the run ends
 // with RUN_ERROR instead of sending the client something it cannot read.
+// The thread is released before the terminal event is written, so a client
+// that starts its next run the moment it reads RUN_FINISHED is not refused
+// as busy.
 func (d *driver) emit(events []agui.Event) {
 	if len(events) == 0 {
 		return
@@ -279,6 +282,19 @@ func (d *driver) emit(events []agui.Event) {
 		entries = append(entries, Entry{RunID: d.in.RunID, Event: b,
 			Terminal: t == agui.EventRunFinished || t == agui.EventRunError})
 	}
+	if n := len(entries); n > 0 && entries[n-1].Terminal {
+		d.append(entries[:n-1])
+		d.finalize()
+		d.append(entries[n-1:])
+		return
+	}
+	d.append(entries)
+}
+
+func (d *driver) append(entries []Entry) {
+	if len(entries) == 0 {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 10*time.Second)
 	defer cancel()
 	if _, err := d.svc.store.Append(ctx, d.thread.Key, entries...); err != nil {
@@ -286,7 +302,7 @@ func (d *driver) emit(events []agui.Event) {
 	}
 }
 
-// finish records what the run learned and frees the thread.
+// finish makes sure the run ended and the thread was released.
 func (d *driver) finish() {
 	if d.rejected {
 		d.svc.release(d.thread, nil)
@@ -295,6 +311,15 @@ func (d *driver) finish() {
 	if !d.tr.Done() {
 		d.emit(d.tr.Fail("internal", "the run ended unexpectedly"))
 	}
+	d.finalize()
+}
+
+// finalize records what the run learned and frees the thread, once.
+func (d *driver) finalize() {
+	if d.released {
+		return
+	}
+	d.released = true
 	d.svc.release(d.thread, func(th *Thread) {
 		if c := d.tr.ContextID(); c != "" {
 			th.ContextID = c

@@ -1,0 +1,365 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/agui"
+)
+
+// scriptedAgent is a hand-written fake of the remote agent for the driver
+// paths no well-behaved a2asrv agent produces: streams that break or end
+// early, agents that never answer, failing GetTask calls. The end-to-end
+// tests in cmd/bridge cover real agents.
+type scriptedAgent struct {
+	streaming bool
+	// stream is what SendStreaming yields; a nil event with an error ends
+	// it with that error.
+	stream []scripted
+	// send is what Send returns.
+	send    a2a.Event
+	sendErr error
+	// tasks are returned by successive GetTask calls (the last repeats).
+	tasks  []*a2a.Task
+	getErr error
+	// block makes SendStreaming wait for ctx before yielding anything.
+	block bool
+
+	mu       sync.Mutex
+	gets     int
+	canceled []a2a.TaskID
+	sent     []*a2a.Message
+}
+
+type scripted struct {
+	ev  a2a.Event
+	err error
+}
+
+func (s *scriptedAgent) Streaming() bool { return s.streaming }
+
+func (s *scriptedAgent) SendStreaming(ctx context.Context, msg *a2a.Message) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		s.mu.Lock()
+		s.sent = append(s.sent, msg)
+		s.mu.Unlock()
+		if s.block {
+			<-ctx.Done()
+			yield(nil, ctx.Err())
+			return
+		}
+		for _, e := range s.stream {
+			if ctx.Err() != nil {
+				yield(nil, ctx.Err())
+				return
+			}
+			if !yield(e.ev, e.err) || e.err != nil {
+				return
+			}
+		}
+	}
+}
+
+func (s *scriptedAgent) Send(_ context.Context, msg *a2a.Message, _ bool) (a2a.Event, error) {
+	s.mu.Lock()
+	s.sent = append(s.sent, msg)
+	s.mu.Unlock()
+	return s.send, s.sendErr
+}
+
+func (s *scriptedAgent) GetTask(context.Context, a2a.TaskID) (*a2a.Task, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.getErr != nil {
+		return nil, s.getErr
+	}
+	i := min(s.gets, len(s.tasks)-1)
+	s.gets++
+	return s.tasks[i], nil
+}
+
+func (s *scriptedAgent) CancelTask(_ context.Context, id a2a.TaskID) (*a2a.Task, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.canceled = append(s.canceled, id)
+	return &a2a.Task{ID: id, Status: a2a.TaskStatus{State: a2a.TaskStateCanceled}}, nil
+}
+
+func task(state a2a.TaskState, text string) *a2a.Task {
+	t := &a2a.Task{ID: "task-1", ContextID: "ctx-1", Status: a2a.TaskStatus{State: state}}
+	if text != "" {
+		t.Artifacts = []*a2a.Artifact{{ID: "a1", Parts: []*a2a.Part{a2a.NewTextPart(text)}}}
+	}
+	return t
+}
+
+func chunk(text string, appendParts bool) *a2a.ArtifactUpdate {
+	return &a2a.ArtifactUpdate{TaskID: "task-1", ContextID: "ctx-1", Append: appendParts,
+		Artifact: &a2a.Artifact{ID: "a1", Parts: []*a2a.Part{a2a.NewTextPart(text)}}}
+}
+
+func newTestService(t *testing.T, agent Agent, tweak func(*AgentSpec)) (*Service, Store) {
+	t.Helper()
+	store := NewMemoryStore()
+	spec := AgentSpec{Name: "a", Connect: func(context.Context) (Agent, error) { return agent, nil },
+		PollInitial: time.Millisecond, PollMax: 5 * time.Millisecond, RequestTimeout: time.Second}
+	if tweak != nil {
+		tweak(&spec)
+	}
+	svc := NewService(Options{Store: store, Agents: []AgentSpec{spec}, FirstEventWait: 200 * time.Millisecond})
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = svc.Close(ctx)
+	})
+	return svc, store
+}
+
+func input(thread, run string) *agui.RunAgentInput {
+	return &agui.RunAgentInput{ThreadID: thread, RunID: run,
+		Messages: []agui.Message{{ID: "u1", Role: agui.RoleUser, Content: agui.TextContent("hi")}}}
+}
+
+// collect reads a run's events to the end and returns them decoded.
+func collect(t *testing.T, run *Run) []agui.Event {
+	t.Helper()
+	var out []agui.Event
+	for b, err := range run.Events(t.Context()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := agui.Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func text(events []agui.Event) string {
+	var b strings.Builder
+	for _, e := range events {
+		if c, ok := e.(*agui.TextMessageContent); ok {
+			b.WriteString(c.Delta)
+		}
+	}
+	return b.String()
+}
+
+func lastError(t *testing.T, events []agui.Event) *agui.RunError {
+	t.Helper()
+	e, ok := events[len(events)-1].(*agui.RunError)
+	if !ok {
+		t.Fatalf("want RUN_ERROR last, got %s", events[len(events)-1].Type())
+	}
+	return e
+}
+
+func TestStreamEndingEarlyIsRecoveredWithGetTask(t *testing.T) {
+	t.Parallel()
+	agent := &scriptedAgent{streaming: true,
+		stream: []scripted{{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("chunk-1 ", false)}},
+		tasks:  []*a2a.Task{task(a2a.TaskStateWorking, "chunk-1 chunk-2"), task(a2a.TaskStateCompleted, "chunk-1 chunk-2 chunk-3")}}
+	svc, _ := newTestService(t, agent, nil)
+	run, err := svc.StartRun(t.Context(), "a", input("th", "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := collect(t, run)
+	if got := text(events); got != "chunk-1 chunk-2 chunk-3" {
+		t.Fatalf("text %q", got)
+	}
+	if events[len(events)-1].Type() != agui.EventRunFinished {
+		t.Fatalf("last %s", events[len(events)-1].Type())
+	}
+}
+
+func TestStreamBreakingMidwayIsRecovered(t *testing.T) {
+	t.Parallel()
+	agent := &scriptedAgent{streaming: true,
+		stream: []scripted{{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("partial ", false)}, {err: errors.New("connection reset")}},
+		tasks:  []*a2a.Task{task(a2a.TaskStateCompleted, "partial answer")}}
+	svc, _ := newTestService(t, agent, nil)
+	run, err := svc.StartRun(t.Context(), "a", input("th", "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(collect(t, run)); got != "partial answer" {
+		t.Fatalf("text %q", got)
+	}
+}
+
+func TestGetTaskFailingEndsWithRunError(t *testing.T) {
+	t.Parallel()
+	agent := &scriptedAgent{streaming: true,
+		stream: []scripted{{ev: task(a2a.TaskStateWorking, "")}},
+		getErr: errors.New("dial tcp: connection refused")}
+	svc, _ := newTestService(t, agent, nil)
+	run, err := svc.StartRun(t.Context(), "a", input("th", "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := lastError(t, collect(t, run)); e.Code == "" || e.Message == "" {
+		t.Fatalf("RUN_ERROR %+v", e)
+	}
+}
+
+func TestPollingAgentWithoutStreaming(t *testing.T) {
+	t.Parallel()
+	agent := &scriptedAgent{send: task(a2a.TaskStateSubmitted, ""),
+		tasks: []*a2a.Task{task(a2a.TaskStateWorking, ""), task(a2a.TaskStateWorking, ""), task(a2a.TaskStateCompleted, "done")}}
+	svc, _ := newTestService(t, agent, nil)
+	run, err := svc.StartRun(t.Context(), "a", input("th", "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(collect(t, run)); got != "done" {
+		t.Fatalf("text %q", got)
+	}
+}
+
+func TestIdleTimeoutCancelsTheTask(t *testing.T) {
+	t.Parallel()
+	// The task stays WORKING forever: polling brings no progress.
+	agent := &scriptedAgent{streaming: true, stream: []scripted{{ev: task(a2a.TaskStateWorking, "")}},
+		tasks: []*a2a.Task{task(a2a.TaskStateWorking, "")}}
+	svc, _ := newTestService(t, agent, func(s *AgentSpec) { s.IdleTimeout = 100 * time.Millisecond })
+	run, err := svc.StartRun(t.Context(), "a", input("th", "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := lastError(t, collect(t, run)); e.Code != "a2a_timeout" {
+		t.Fatalf("code %q", e.Code)
+	}
+	agent.mu.Lock()
+	defer agent.mu.Unlock()
+	if len(agent.canceled) != 1 || agent.canceled[0] != "task-1" {
+		t.Fatalf("canceled %v", agent.canceled)
+	}
+}
+
+func TestUnreachableAgentIsAnHTTPErrorAndWritesNothing(t *testing.T) {
+	t.Parallel()
+	agent := &scriptedAgent{streaming: true, stream: []scripted{{err: errors.New("dial tcp 127.0.0.1:1: connection refused")}}}
+	svc, store := newTestService(t, agent, nil)
+	_, err := svc.StartRun(t.Context(), "a", input("th", "r1"))
+	var e *Error
+	if !errors.As(err, &e) || e.Status < 500 {
+		t.Fatalf("err %v", err)
+	}
+	if _, err := store.GetThread(t.Context(), ThreadKey{Agent: "a", ThreadID: "th"}); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("thread written: %v", err)
+	}
+	if n, _ := store.LastSeq(t.Context(), ThreadKey{Agent: "a", ThreadID: "th"}); n != 0 {
+		t.Fatalf("journal has %d entries", n)
+	}
+	// The thread stays usable.
+	agent.stream = []scripted{{ev: &a2a.Message{ID: "m", Role: a2a.RoleAgent, Parts: []*a2a.Part{a2a.NewTextPart("ok")}}}}
+	run, err := svc.StartRun(t.Context(), "a", input("th", "r2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(collect(t, run)); got != "ok" {
+		t.Fatalf("text %q", got)
+	}
+}
+
+func TestSilentAgentGetsAStreamThatEnds(t *testing.T) {
+	t.Parallel()
+	// The agent accepts the connection but never answers: after
+	// FirstEventWait the HTTP response starts, and the run timeout ends it.
+	agent := &scriptedAgent{streaming: true, block: true}
+	svc, _ := newTestService(t, agent, func(s *AgentSpec) { s.RunTimeout = 400 * time.Millisecond })
+	run, err := svc.StartRun(t.Context(), "a", input("th", "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := collect(t, run)
+	if events[0].Type() != agui.EventRunStarted {
+		t.Fatalf("first %s", events[0].Type())
+	}
+	if e := lastError(t, events); e.Code != "a2a_timeout" {
+		t.Fatalf("code %q", e.Code)
+	}
+}
+
+func TestOneActiveRunPerThread(t *testing.T) {
+	t.Parallel()
+	agent := &scriptedAgent{streaming: true, block: true}
+	svc, _ := newTestService(t, agent, func(s *AgentSpec) { s.RunTimeout = 300 * time.Millisecond })
+	run, err := svc.StartRun(t.Context(), "a", input("th", "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.StartRun(t.Context(), "a", input("th", "r2"))
+	var e *Error
+	if !errors.As(err, &e) || e.Status != http.StatusConflict || !errors.Is(err, ErrThreadBusy) {
+		t.Fatalf("second run: %v", err)
+	}
+	collect(t, run)
+	// Once the first run has ended the thread takes new runs again.
+	agent.block = false
+	agent.stream = []scripted{{ev: &a2a.Message{ID: "m", Role: a2a.RoleAgent, Parts: []*a2a.Part{a2a.NewTextPart("ok")}}}}
+	run, err = svc.StartRun(t.Context(), "a", input("th", "r3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	collect(t, run)
+}
+
+func TestUnknownAgent(t *testing.T) {
+	t.Parallel()
+	svc, _ := newTestService(t, &scriptedAgent{}, nil)
+	_, err := svc.StartRun(t.Context(), "nobody", input("th", "r1"))
+	if !errors.Is(err, ErrUnknownAgent) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestNoNewInputFinishesWithoutCallingTheAgent(t *testing.T) {
+	t.Parallel()
+	agent := &scriptedAgent{streaming: true}
+	svc, _ := newTestService(t, agent, nil)
+	in := input("th", "r1")
+	in.Messages = nil
+	run, err := svc.StartRun(t.Context(), "a", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := collect(t, run)
+	if len(events) != 2 || events[1].Type() != agui.EventRunFinished {
+		t.Fatalf("events %v", events)
+	}
+	if len(agent.sent) != 0 {
+		t.Fatal("the agent was called")
+	}
+}
+
+func TestShutdownCutsRunsWithRunError(t *testing.T) {
+	t.Parallel()
+	agent := &scriptedAgent{streaming: true, block: true}
+	store := NewMemoryStore()
+	svc := NewService(Options{Store: store, FirstEventWait: 50 * time.Millisecond, Agents: []AgentSpec{{Name: "a",
+		Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
+	run, err := svc.StartRun(t.Context(), "a", input("th", "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	_ = svc.Close(ctx)
+	if e := lastError(t, collect(t, run)); e.Code != "bridge_shutdown" {
+		t.Fatalf("code %q", e.Code)
+	}
+	if _, err := svc.StartRun(t.Context(), "a", input("th2", "r1")); !errors.Is(err, ErrShuttingDown) {
+		t.Fatalf("after Close: %v", err)
+	}
+}
