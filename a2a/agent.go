@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -136,7 +137,8 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 		// speaks v1 paths and JSON (P10), so it is deliberately not
 		// registered.
 		a2aclient.WithCompatTransport(a2av0.Version, a2asdk.TransportProtocolJSONRPC, record(v03.Create)),
-		a2aclient.WithCallInterceptors(&headerInterceptor{headers: o.Headers}),
+		// A copy, so a caller changing its map later cannot race our calls.
+		a2aclient.WithCallInterceptors(&headerInterceptor{headers: maps.Clone(o.Headers)}),
 	)
 	client, err := factory.CreateFromCard(ctx, card)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -380,5 +381,61 @@ func TestDeadline(t *testing.T) {
 				t.Errorf("Classify = %+v", got)
 			}
 		})
+	}
+}
+
+// TestNonStreamingCard: when the card says streaming is off, SendStreaming
+// still works; the SDK sends a blocking SendMessage and yields its result.
+func TestNonStreamingCard(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	card := testCard(s.iface("jsonrpc"))
+	card.Capabilities.Streaming = false
+	agent, err := Dial(t.Context(), Options{URL: s.serveCard("c", a2asrv.NewStaticAgentCardHandler(card))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	if agent.Streaming() {
+		t.Error("Streaming() = true")
+	}
+	got, _, err := collect(t, agent.SendStreaming(t.Context(), NewUserMessage("", "", NewTextPart("stream"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"task " + string(TaskStateCompleted)}, got); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+type countingTransport struct {
+	base http.RoundTripper
+	n    atomic.Int32
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.base.RoundTrip(r)
+}
+
+// TestCustomHTTPClient: a caller-supplied client carries the card fetch and
+// every HTTP call.
+func TestCustomHTTPClient(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	ct := &countingTransport{base: http.DefaultTransport}
+	agent, err := Dial(t.Context(), Options{
+		URL:        s.serveCard("c", a2asrv.NewStaticAgentCardHandler(testCard(s.iface("rest")))),
+		HTTPClient: &http.Client{Transport: ct},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	if _, err := agent.GetTask(t.Context(), "x"); !errors.Is(err, ErrTaskNotFound) {
+		t.Fatalf("GetTask: %v", err)
+	}
+	if got := ct.n.Load(); got != 2 {
+		t.Errorf("custom transport saw %d requests, want 2 (card + GetTask)", got)
 	}
 }

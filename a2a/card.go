@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
@@ -148,10 +149,16 @@ func fixRequirements(raw json.RawMessage) (json.RawMessage, bool) {
 // static headers (an agent may protect its card like its endpoints).
 func fetchCard(ctx context.Context, hc *http.Client, o Options) (*AgentCard, error) {
 	res := &agentcard.Resolver{Client: hc, CardParser: ParseCard}
-	opts := []agentcard.ResolveOption{agentcard.WithRequestHeader(a2asdk.SvcParamVersion, string(a2asdk.Version))}
+	var opts []agentcard.ResolveOption
+	version := string(a2asdk.Version)
 	for k, v := range o.Headers {
+		if strings.EqualFold(k, a2asdk.SvcParamVersion) {
+			version = v // an explicit header wins; never send two
+			continue
+		}
 		opts = append(opts, agentcard.WithRequestHeader(k, v))
 	}
+	opts = append(opts, agentcard.WithRequestHeader(a2asdk.SvcParamVersion, version))
 	base := o.URL
 	if o.CardURL != "" {
 		// Resolve joins a path onto the base; an empty path keeps the
