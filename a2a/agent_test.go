@@ -193,6 +193,22 @@ func TestBindings(t *testing.T) {
 				t.Errorf("GetTask = state %s, %d artifacts", done.Status.State, len(done.Artifacts))
 			}
 
+			// Input required, then resume on the same task and context.
+			got, asked, err := collect(t, agent.SendStreaming(ctx, NewUserMessage("", "", NewTextPart("input"))))
+			if err != nil || asked == nil {
+				t.Fatalf("SendStreaming input: %v (task %v)", err, asked)
+			}
+			if want := "status " + string(TaskStateInputRequired); got[len(got)-1] != want {
+				t.Fatalf("input stream ended with %q, want %q", got[len(got)-1], want)
+			}
+			got, _, err = collect(t, agent.SendStreaming(ctx, NewUserMessage(asked.ContextID, asked.ID, NewTextPart("Paris"))))
+			if err != nil {
+				t.Fatalf("SendStreaming resume: %v", err)
+			}
+			if want := []string{`artifact append=false last=false "weather for Paris"`, "status " + string(TaskStateCompleted)}; !hasSuffix(got, want) {
+				t.Errorf("resume stream = %q, want it to end with %q", got, want)
+			}
+
 			// A direct Message reply over a unary send.
 			res, err := agent.Send(ctx, NewUserMessage("", "", NewTextPart("hello")), false)
 			if err != nil {
@@ -438,4 +454,8 @@ func TestCustomHTTPClient(t *testing.T) {
 	if got := ct.n.Load(); got != 2 {
 		t.Errorf("custom transport saw %d requests, want 2 (card + GetTask)", got)
 	}
+}
+
+func hasSuffix(got, want []string) bool {
+	return len(got) >= len(want) && cmp.Equal(got[len(got)-len(want):], want)
 }

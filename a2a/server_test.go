@@ -24,6 +24,8 @@ import (
 //
 //	hello  a single Message reply, no task
 //	slow   Task, WORKING, then wait until canceled
+//	input  Task, WORKING, INPUT_REQUIRED; the next message on the task
+//	       resumes it: artifact "weather for <first word>", COMPLETED
 //	other  Task, WORKING, three artifact chunks, COMPLETED
 type testExecutor struct{}
 
@@ -38,6 +40,19 @@ func (testExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 			return
 		}
 		if !yield(a2asdk.NewStatusUpdateEvent(ec, a2asdk.TaskStateWorking, nil), nil) {
+			return
+		}
+		if ec.StoredTask != nil && ec.StoredTask.Status.State == a2asdk.TaskStateInputRequired {
+			// Resume: answer with the user's reply and finish.
+			if !yield(a2asdk.NewArtifactEvent(ec, a2asdk.NewTextPart("weather for "+mode)), nil) {
+				return
+			}
+			yield(a2asdk.NewStatusUpdateEvent(ec, a2asdk.TaskStateCompleted, nil), nil)
+			return
+		}
+		if mode == "input" {
+			yield(a2asdk.NewStatusUpdateEvent(ec, a2asdk.TaskStateInputRequired,
+				a2asdk.NewMessageForTask(a2asdk.MessageRoleAgent, ec, a2asdk.NewTextPart("which city?"))), nil)
 			return
 		}
 		if mode == "slow" {
