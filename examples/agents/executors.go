@@ -12,18 +12,25 @@ import (
 
 // Texts the agents send, exported so tests of other packages can assert on them.
 const (
-	FailerError       = "upstream LLM quota exceeded"
-	RejecterReason    = "I only answer questions about travel."
-	AskerQuestion     = "Which city should I check?"
-	ChatterAnswer     = "Hello, world"
-	CumulativeAnswer  = "The answer is 42."
-	RepeaterAnswer    = "The capital of France is Paris."
-	BlockingAnswer    = "Done after a long think."
-	FilesText         = "Here is your report."
-	FilesReportURL    = "https://example.com/report.pdf"
-	SchemaMediaType   = "application/schema+json"
-	DefaultSlowTick   = 50 * time.Millisecond
-	DefaultSlowLimit  = 5 * time.Minute
+	FailerError      = "upstream LLM quota exceeded"
+	RejecterReason   = "I only answer questions about travel."
+	AskerQuestion    = "Which city should I check?"
+	ChatterAnswer    = "Hello, world"
+	CumulativeAnswer = "The answer is 42."
+	RepeaterAnswer   = "The capital of France is Paris."
+	BlockingAnswer   = "Done after a long think."
+	FilesText        = "Here is your report."
+	FilesReportURL   = "https://example.com/report.pdf"
+	SchemaMediaType  = "application/schema+json"
+)
+
+// Defaults of the [Slow] agent.
+const (
+	DefaultSlowTick  = 50 * time.Millisecond
+	DefaultSlowLimit = 5 * time.Minute
+)
+
+const (
 	streamerChunks    = 5
 	slowGaveUpMessage = "slow agent gave up waiting to be canceled"
 )
@@ -64,17 +71,13 @@ func WeatherAnswer(city string) string {
 	return "The weather in " + city + " is sunny."
 }
 
-// NarratorProgress are the progress texts the [Narrator] reports, in order.
-var NarratorProgress = []string{"Looking into it…", "Checking sources…", "Writing the answer…"}
-
-// ChatterPieces are the incremental status texts of the [Chatter].
-var ChatterPieces = []string{"Hel", "lo, ", "world"}
-
-// CumulativeSteps are the cumulative status texts of the [Cumulative] agent.
-var CumulativeSteps = []string{"The", "The answer", CumulativeAnswer}
-
-// RepeaterPieces are the incremental status texts of the [Repeater].
-var RepeaterPieces = []string{"The capital ", "of France ", "is Paris."}
+// Status texts of the agents that answer in status messages; see each type's doc.
+var (
+	narratorProgress = []string{"Looking into it…", "Checking sources…", "Writing the answer…"}
+	chatterPieces    = []string{"Hel", "lo, ", "world"}
+	cumulativeSteps  = []string{"The", "The answer", CumulativeAnswer}
+	repeaterPieces   = []string{"The capital ", "of France ", "is Paris."}
+)
 
 // Streamer answers in one text artifact streamed in chunks, the way most
 // LLM-backed agents stream tokens.
@@ -135,7 +138,7 @@ func (a Narrator) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 		if !r.start() {
 			return
 		}
-		for _, text := range NarratorProgress {
+		for _, text := range narratorProgress {
 			if !r.pause() || !r.status(a2a.TaskStateWorking, text) {
 				return
 			}
@@ -163,7 +166,7 @@ func (a Chatter) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.S
 		if !r.start() {
 			return
 		}
-		for _, piece := range ChatterPieces {
+		for _, piece := range chatterPieces {
 			if !r.pause() || !r.status(a2a.TaskStateWorking, piece) {
 				return
 			}
@@ -188,7 +191,7 @@ func (a Cumulative) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) ite
 		if !r.start() {
 			return
 		}
-		for _, step := range CumulativeSteps {
+		for _, step := range cumulativeSteps {
 			if !r.pause() || !r.status(a2a.TaskStateWorking, step) {
 				return
 			}
@@ -214,7 +217,7 @@ func (a Repeater) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 		if !r.start() {
 			return
 		}
-		for _, piece := range RepeaterPieces {
+		for _, piece := range repeaterPieces {
 			if !r.pause() || !r.status(a2a.TaskStateWorking, piece) {
 				return
 			}

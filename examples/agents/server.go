@@ -49,6 +49,8 @@ type Server struct {
 	http  *http.Server
 
 	quit      chan struct{} // closed by Close; ends Slow executions
+	httpDone  chan struct{} // closed when the HTTP Serve loop has returned
+	fresh     freshConns
 	closeOnce sync.Once
 	closeErr  error
 	serving   sync.WaitGroup
@@ -83,9 +85,10 @@ func Start(ctx context.Context, addr string, opts Options) (*Server, error) {
 	}
 
 	s := &Server{
-		base: "http://" + net.JoinHostPort(advertised, fmt.Sprint(tcp.Port)),
-		grpc: make(map[string]grpcEndpoint),
-		quit: make(chan struct{}),
+		base:     "http://" + net.JoinHostPort(advertised, fmt.Sprint(tcp.Port)),
+		grpc:     make(map[string]grpcEndpoint),
+		quit:     make(chan struct{}),
+		httpDone: make(chan struct{}),
 	}
 	// Listeners and servers created so far, released if a later step fails.
 	var grpcLis []net.Listener
@@ -93,6 +96,9 @@ func Start(ctx context.Context, addr string, opts Options) (*Server, error) {
 		httpLis.Close()
 		for _, l := range grpcLis {
 			l.Close()
+		}
+		for _, ep := range s.grpc {
+			ep.srv.Stop()
 		}
 		return nil, err
 	}
@@ -150,8 +156,12 @@ func Start(ctx context.Context, addr string, opts Options) (*Server, error) {
 		IdleTimeout:    2 * time.Minute,
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ConnState:      s.fresh.track,
 	}
-	s.goServe(func() error { return s.http.Serve(httpLis) }, http.ErrServerClosed)
+	s.goServe(func() error {
+		defer close(s.httpDone)
+		return s.http.Serve(httpLis)
+	}, http.ErrServerClosed)
 	for i, name := range s.names {
 		gs, lis := s.grpc[name].srv, grpcLis[i]
 		s.goServe(func() error { return gs.Serve(lis) }, grpc.ErrServerStopped)
@@ -211,8 +221,17 @@ func (s *Server) Close() error {
 		for _, ep := range s.grpc {
 			wg.Go(func() { stopGRPC(ctx, ep.srv) })
 		}
+		shutdown := make(chan error, 1)
+		go func() { shutdown <- s.http.Shutdown(ctx) }()
+		// Shutdown waits up to 5s for connections that never sent a request
+		// (StateNew), such as the spare ones http.Transport dials when
+		// requests race. They carry no work: once Serve has stopped accepting,
+		// close them so Close does not stall.
+		<-s.httpDone
+		s.fresh.closeAll()
+
 		var errs []error
-		if err := s.http.Shutdown(ctx); err != nil {
+		if err := <-shutdown; err != nil {
 			errs = append(errs, fmt.Errorf("demo agents: http shutdown: %w", err))
 			s.http.Close()
 		}
@@ -236,4 +255,33 @@ func stopGRPC(ctx context.Context, gs *grpc.Server) {
 		gs.Stop()
 		<-done
 	}
+}
+
+// freshConns tracks HTTP connections that have not yet sent a request.
+type freshConns struct {
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+}
+
+// track is an [http.Server.ConnState] hook.
+func (f *freshConns) track(c net.Conn, state http.ConnState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if state != http.StateNew {
+		delete(f.conns, c)
+		return
+	}
+	if f.conns == nil {
+		f.conns = make(map[net.Conn]struct{})
+	}
+	f.conns[c] = struct{}{}
+}
+
+func (f *freshConns) closeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for c := range f.conns {
+		c.Close()
+	}
+	clear(f.conns)
 }

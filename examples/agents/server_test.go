@@ -224,3 +224,11 @@ func TestOptionsDelay(t *testing.T) {
 		}
 	}
 }
+
+func TestStartBadAddress(t *testing.T) {
+	t.Parallel()
+	if srv, err := Start(t.Context(), "127.0.0.1:notaport", Options{}); err == nil {
+		srv.Close()
+		t.Fatal("Start with a bad address succeeded")
+	}
+}
