@@ -39,6 +39,10 @@ func (e *Error) HTTPStatus() int { return e.Status }
 // ErrorCode is the stable error code.
 func (e *Error) ErrorCode() string { return e.Code }
 
+// PublicMessage is the message for the client: it never includes the
+// underlying error, which may name internal addresses.
+func (e *Error) PublicMessage() string { return e.Message }
+
 func unknownAgent(name string) error {
 	return &Error{Status: http.StatusNotFound, Code: "unknown_agent",
 		Message: fmt.Sprintf("no agent named %q", name), Err: ErrUnknownAgent}

@@ -11,7 +11,6 @@ import (
 type MemoryStore struct {
 	mu      sync.Mutex
 	threads map[ThreadKey]*memThread
-	closed  bool
 }
 
 type memThread struct {

@@ -36,11 +36,12 @@ func (f RunnerFunc) StartRun(ctx context.Context, agent string, in *agui.RunAgen
 	return f(ctx, agent, in)
 }
 
-// StatusCoder is implemented by errors that know their HTTP status and
-// stable error code.
+// StatusCoder is implemented by errors that know their HTTP status, stable
+// error code and the message that is safe to show the client.
 type StatusCoder interface {
 	HTTPStatus() int
 	ErrorCode() string
+	PublicMessage() string
 }
 
 // AgentInfo describes one agent for GET /agents and GET /agents/{name}.
@@ -189,7 +190,10 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var sc StatusCoder
 		if errors.As(err, &sc) {
-			writeError(w, sc.HTTPStatus(), sc.ErrorCode(), err.Error())
+			if sc.HTTPStatus() >= 500 {
+				h.opt.Logger.Warn("run refused", "agent", name, "thread_id", in.ThreadID, "run_id", in.RunID, "err", err)
+			}
+			writeError(w, sc.HTTPStatus(), sc.ErrorCode(), sc.PublicMessage())
 			return
 		}
 		h.opt.Logger.Error("start run", "agent", name, "thread_id", in.ThreadID, "run_id", in.RunID, "err", err)
