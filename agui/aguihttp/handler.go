@@ -96,6 +96,9 @@ type Options struct {
 	CORSOrigins []string
 }
 
+// bodyReadTimeout bounds reading a run request's body.
+const bodyReadTimeout = 30 * time.Second
+
 type handler struct {
 	opt Options
 	mux *http.ServeMux
@@ -171,7 +174,12 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "run requests must be Content-Type: application/json")
 		return
 	}
+	// Bound the time to send the body (slow uploads), then lift the
+	// deadline: the connection's read side must stay open for the stream.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opt.MaxBodyBytes))
+	_ = rc.SetReadDeadline(time.Time{})
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {

@@ -110,12 +110,12 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening 
 	if err != nil {
 		return err
 	}
-	// No WriteTimeout: it would cut long SSE streams; the handler sets a
-	// deadline per write instead.
+	// No WriteTimeout or ReadTimeout: either would cut long SSE streams (an
+	// expired read deadline cancels the request's context). The handler sets
+	// a read deadline for the body and a deadline per write instead.
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: time.Duration(cfg.Server.ReadHeaderTimeout),
-		ReadTimeout:       time.Minute,
 		IdleTimeout:       time.Duration(cfg.Server.IdleTimeout),
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),

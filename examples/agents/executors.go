@@ -332,7 +332,11 @@ func (a Asker) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq
 		resuming := ec.StoredTask != nil && ec.StoredTask.Status.State == a2a.TaskStateInputRequired
 		city := cityFrom(ec.Message)
 		if !resuming || city == "" {
-			schema := &a2a.Part{Content: a2a.Data{Value: CitySchema()}, MediaType: SchemaMediaType}
+			// The media type marks the part as the answer's schema; v0.3 data
+			// parts cannot carry one, so the bridge's convention also accepts
+			// it in the part's metadata.
+			schema := &a2a.Part{Content: a2a.Data{Value: CitySchema()}, MediaType: SchemaMediaType,
+				Metadata: map[string]any{"mediaType": SchemaMediaType}}
 			question := r.agentMessage(a2a.NewTextPart(AskerQuestion), schema)
 			r.emit(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateInputRequired, question))
 			return
