@@ -150,6 +150,13 @@ func describeParts(parts a2a.ContentParts) string {
 				b = []byte(err.Error())
 			}
 			out[i] = fmt.Sprintf("data[%s] %s", p.MediaType, b)
+			if p.Metadata != nil {
+				m, err := json.Marshal(p.Metadata)
+				if err != nil {
+					m = []byte(err.Error())
+				}
+				out[i] += fmt.Sprintf(" meta%s", m)
+			}
 		case a2a.URL:
 			out[i] = fmt.Sprintf("url[%s %s] %s", p.MediaType, p.Filename, c)
 		default:
@@ -264,6 +271,7 @@ func TestAskerTwoTurns(t *testing.T) {
 					// v0.3 data parts have no media type; the compat layer drops it.
 					schema = `data[] {"properties":{"city":{"type":"string"}},"required":["city"],"type":"object"}`
 				}
+				schema += ` meta{"mediaType":"application/schema+json"}`
 				first, task := collect(t, client.SendStreamingMessage(t.Context(), userMessage(a2a.NewTextPart("What's the weather?"))))
 				want := []string{
 					"task SUBMITTED artifacts=0",

@@ -133,6 +133,12 @@ func catalog(opts Options, quit <-chan struct{}) []Agent {
 			Executor:    Asker{Delay: d},
 		},
 		{
+			Name: "approver", Streaming: true,
+			Description: "Proposes booking a flight and books it only once you approve (or edit) the call.",
+			Skill:       skill("book", "Flight booking", "INPUT_REQUIRED with an ADK long-running book_flight call; approve, deny or edit its args.", "input-required", "tool-approval"),
+			Executor:    Approver{Delay: d},
+		},
+		{
 			Name: "slow", Streaming: true,
 			Description: "Works until canceled, sending a status update every 50ms.",
 			Skill:       skill("wait", "Never finishes", "Keeps the task WORKING until CancelTask; for cancel and timeout tests.", "cancel", "timeout"),

@@ -8,9 +8,11 @@
 // ([Cumulative]), status text repeated by an artifact ([Repeater]), a bare
 // message with no task ([Replier]), failure ([Failer]), rejection
 // ([Rejecter]), a non-streaming agent ([Blocking]), a two-turn
-// INPUT_REQUIRED conversation ([Asker]), an agent that only stops when
-// canceled ([Slow]) and data/file artifacts ([Files]). The doc comment of
-// each type lists the exact events it emits.
+// INPUT_REQUIRED conversation ([Asker]), a tool call that waits for the
+// user's approval in ADK's long-running function-call convention
+// ([Approver]), an agent that only stops when canceled ([Slow]) and data/file
+// artifacts ([Files]). The doc comment of each type lists the exact events it
+// emits.
 //
 // Every agent that uses a task publishes it first with [a2a.NewSubmittedTask]
 // (the a2asrv execution rules require a Task or a single Message as the first

@@ -17,8 +17,8 @@ import (
 func TestCards(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
-	if got := srv.Names(); len(got) != 12 {
-		t.Fatalf("Names() = %v, want 12 agents", got)
+	if got := srv.Names(); len(got) != 13 {
+		t.Fatalf("Names() = %v, want 13 agents", got)
 	}
 	parsers := []struct {
 		name   string

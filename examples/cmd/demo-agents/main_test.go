@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/a2a-agui-bridge/bridge/examples/agents"
 )
 
 func TestRunPrintsAgentsAndStops(t *testing.T) {
@@ -35,8 +37,14 @@ func TestRunPrintsAgentsAndStops(t *testing.T) {
 	if err := json.Unmarshal(line, &startup); err != nil {
 		t.Fatalf("startup line %q: %v", line, err)
 	}
-	if len(startup.Agents) != 12 {
-		t.Errorf("startup line lists %d agents, want 12: %s", len(startup.Agents), line)
+	catalog := agents.Agents(agents.Options{})
+	if len(startup.Agents) != len(catalog) {
+		t.Errorf("startup line lists %d agents, want %d: %s", len(startup.Agents), len(catalog), line)
+	}
+	for _, a := range catalog {
+		if _, ok := startup.Agents[a.Name]; !ok {
+			t.Errorf("startup line does not list %s: %s", a.Name, line)
+		}
 	}
 	streamer := startup.Agents["streamer"]
 	for _, base := range []string{streamer.URL, streamer.URLV03} {
