@@ -17,11 +17,13 @@ import {
   JS_ASKER_QUESTION,
   JS_CHATTER_ANSWER,
   JS_FAILER_ERROR,
+  SCHEMA_MEDIA_TYPE,
   js03StreamerAnswer,
   jsAskerAnswer,
+  jsCitySchema,
   jsStreamerAnswer,
 } from './texts.mjs';
-import { textPart } from './v1.mjs';
+import { dataPart, textPart } from './v1.mjs';
 
 const log = console.log;
 // The SDK servers log to console.log/info; keep the report readable.
@@ -36,19 +38,27 @@ const factory = new ClientFactory(
 );
 const factory03 = new ClientFactory03();
 
-/** One v1 turn; returns {events, text (artifact text), statusTexts, state, taskId, contextId}. */
-async function turnV1(client, text, ids = {}) {
+/** What the bridge sends on a resume: the payload as a data part, the interrupt in the message metadata. */
+const RESUME_METADATA = { 'ag-ui': { interruptId: 'selfcheck-interrupt', status: 'resolved' } };
+
+/**
+ * One v1 turn; returns {events, text (artifact text), statusTexts, statusData, state, taskId, contextId}.
+ * `input` is the user's text or {data} for a resume-style data part. statusData holds the
+ * status messages' data parts as {value, mediaType, metadata}.
+ */
+async function turnV1(client, input, ids = {}) {
+  const resume = typeof input === 'object';
   const message = {
     messageId: randomUUID(),
     contextId: ids.contextId ?? '',
     taskId: ids.taskId ?? '',
     role: Role.ROLE_USER,
-    parts: [textPart(text)],
-    metadata: undefined,
+    parts: [resume ? dataPart(input.data) : textPart(input)],
+    metadata: resume ? RESUME_METADATA : undefined,
     extensions: [],
     referenceTaskIds: [],
   };
-  const out = { events: [], text: '', statusTexts: [], state: undefined, taskId: ids.taskId, contextId: ids.contextId };
+  const out = { events: [], text: '', statusTexts: [], statusData: [], state: undefined, taskId: ids.taskId, contextId: ids.contextId };
   const signal = AbortSignal.timeout(TIMEOUT_MS);
   for await (const ev of client.sendMessageStream({ tenant: '', message, configuration: undefined, metadata: undefined }, { signal })) {
     const p = ev.payload;
@@ -63,7 +73,12 @@ async function turnV1(client, text, ids = {}) {
         out.state = p.value.status?.state;
         const t = (p.value.status?.message?.parts ?? []).map((x) => (x.content?.$case === 'text' ? x.content.value : '')).join('');
         if (t) out.statusTexts.push(t);
-        out.events.push(`status(${taskStateToJSON(out.state)}${t ? ` ${JSON.stringify(t)}` : ''})`);
+        const data = (p.value.status?.message?.parts ?? [])
+          .filter((x) => x.content?.$case === 'data')
+          .map((x) => ({ value: x.content.value, mediaType: x.mediaType, metadata: x.metadata }));
+        out.statusData.push(...data);
+        const d = data.map((x) => ` data[${x.mediaType}]${JSON.stringify(x.value)} meta${JSON.stringify(x.metadata ?? null)}`).join('');
+        out.events.push(`status(${taskStateToJSON(out.state)}${t ? ` ${JSON.stringify(t)}` : ''}${d})`);
         break;
       }
       case 'artifactUpdate': {
@@ -82,11 +97,15 @@ async function turnV1(client, text, ids = {}) {
   return out;
 }
 
-async function turn03(client, text, ids = {}) {
-  const message = { kind: 'message', role: 'user', messageId: randomUUID(), parts: [{ kind: 'text', text }] };
+/** One v0.3 turn, like turnV1 (v0.3 data parts have no mediaType). */
+async function turn03(client, input, ids = {}) {
+  const resume = typeof input === 'object';
+  const part = resume ? { kind: 'data', data: input.data } : { kind: 'text', text: input };
+  const message = { kind: 'message', role: 'user', messageId: randomUUID(), parts: [part] };
+  if (resume) message.metadata = RESUME_METADATA;
   if (ids.taskId) message.taskId = ids.taskId;
   if (ids.contextId) message.contextId = ids.contextId;
-  const out = { events: [], text: '', statusTexts: [], state: undefined, taskId: ids.taskId, contextId: ids.contextId };
+  const out = { events: [], text: '', statusTexts: [], statusData: [], state: undefined, taskId: ids.taskId, contextId: ids.contextId };
   const signal = AbortSignal.timeout(TIMEOUT_MS);
   for await (const ev of client.sendMessageStream({ message }, { signal })) {
     switch (ev.kind) {
@@ -100,7 +119,10 @@ async function turn03(client, text, ids = {}) {
         out.state = ev.status?.state;
         const t = (ev.status?.message?.parts ?? []).map((x) => (x.kind === 'text' ? x.text : '')).join('');
         if (t) out.statusTexts.push(t);
-        out.events.push(`status(${out.state}${t ? ` ${JSON.stringify(t)}` : ''}${ev.final ? ' final' : ''})`);
+        const data = (ev.status?.message?.parts ?? []).filter((x) => x.kind === 'data').map((x) => ({ value: x.data, metadata: x.metadata }));
+        out.statusData.push(...data);
+        const d = data.map((x) => ` data${JSON.stringify(x.value)} meta${JSON.stringify(x.metadata ?? null)}`).join('');
+        out.events.push(`status(${out.state}${t ? ` ${JSON.stringify(t)}` : ''}${d}${ev.final ? ' final' : ''})`);
         break;
       }
       case 'artifact-update': {
@@ -117,6 +139,19 @@ async function turn03(client, text, ids = {}) {
 }
 
 const S = TaskState;
+
+/**
+ * hasSchema: the question carries the answer's schema marked the bridge's way,
+ * metadata {mediaType} always and the part's mediaType too where the protocol has one (v1).
+ */
+function hasSchema(statusData, v1) {
+  return statusData.some(
+    (d) =>
+      JSON.stringify(d.value) === JSON.stringify(jsCitySchema()) &&
+      d.metadata?.mediaType === SCHEMA_MEDIA_TYPE &&
+      (!v1 || d.mediaType === SCHEMA_MEDIA_TYPE),
+  );
+}
 /** name → async (url) => verdict string or throws. */
 const checks = {
   'js-streamer': async (url) => {
@@ -137,11 +172,17 @@ const checks = {
   },
   'js-asker': async (url) => {
     const client = await factory.createFromUrl(url);
-    const r1 = await turnV1(client, 'What is the weather?');
-    const asked = r1.state === S.TASK_STATE_INPUT_REQUIRED && r1.statusTexts.at(-1) === JS_ASKER_QUESTION;
-    const r2 = await turnV1(client, 'Paris', { taskId: r1.taskId, contextId: r1.contextId });
-    const r = { events: [...r1.events, '|', ...r2.events] };
-    return [r, asked && r2.state === S.TASK_STATE_COMPLETED && r2.text === jsAskerAnswer('Paris')];
+    const events = [];
+    let ok = true;
+    // The answer the way the bridge resumes (a data part), then as plain text.
+    for (const [reply, city] of [[{ data: { city: 'Paris' } }, 'Paris'], ['Lisbon', 'Lisbon']]) {
+      const r1 = await turnV1(client, 'What is the weather?');
+      const asked = r1.state === S.TASK_STATE_INPUT_REQUIRED && r1.statusTexts.at(-1) === JS_ASKER_QUESTION && hasSchema(r1.statusData, true);
+      const r2 = await turnV1(client, reply, { taskId: r1.taskId, contextId: r1.contextId });
+      events.push(...r1.events, '|', ...r2.events, '||');
+      ok &&= asked && r2.state === S.TASK_STATE_COMPLETED && r2.text === jsAskerAnswer(city);
+    }
+    return [{ events }, ok];
   },
   'js03-streamer': async (url) => {
     const r = await turn03(await factory03.createFromUrl(url), 'hello');
@@ -149,11 +190,16 @@ const checks = {
   },
   'js03-asker': async (url) => {
     const client = await factory03.createFromUrl(url);
-    const r1 = await turn03(client, 'What is the weather?');
-    const asked = r1.state === 'input-required' && r1.statusTexts.at(-1) === JS_ASKER_QUESTION;
-    const r2 = await turn03(client, 'Paris', { taskId: r1.taskId, contextId: r1.contextId });
-    const r = { events: [...r1.events, '|', ...r2.events] };
-    return [r, asked && r2.state === 'completed' && r2.text === jsAskerAnswer('Paris')];
+    const events = [];
+    let ok = true;
+    for (const [reply, city] of [[{ data: { city: 'Paris' } }, 'Paris'], ['Lisbon', 'Lisbon']]) {
+      const r1 = await turn03(client, 'What is the weather?');
+      const asked = r1.state === 'input-required' && r1.statusTexts.at(-1) === JS_ASKER_QUESTION && hasSchema(r1.statusData, false);
+      const r2 = await turn03(client, reply, { taskId: r1.taskId, contextId: r1.contextId });
+      events.push(...r1.events, '|', ...r2.events, '||');
+      ok &&= asked && r2.state === 'completed' && r2.text === jsAskerAnswer(city);
+    }
+    return [{ events }, ok];
   },
 };
 

@@ -15,6 +15,15 @@ export const JS_FAILER_ERROR = 'JS agent failed on purpose';
 
 /** js-asker and js03-asker: the question (INPUT_REQUIRED) and the answer once a city arrives. */
 export const JS_ASKER_QUESTION = 'Which city?';
+/**
+ * The JSON Schema of the answer, sent with the question as a data part marked
+ * by mediaType AND metadata {mediaType} "application/schema+json" (v0.3 data
+ * parts have no mediaType), the bridge's convention for an interrupt's responseSchema.
+ */
+export const SCHEMA_MEDIA_TYPE = 'application/schema+json';
+export function jsCitySchema() {
+  return { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
+}
 export function jsAskerAnswer(city) {
   return `JS forecast for ${city}: sunny.`;
 }

@@ -6,7 +6,7 @@
 // final=true, so INPUT_REQUIRED and terminal states are published with final=true.
 
 import { randomUUID } from 'node:crypto';
-import { JS_ASKER_QUESTION, cityFrom, js03StreamerAnswer, jsAskerAnswer, splitWords } from './texts.mjs';
+import { JS_ASKER_QUESTION, SCHEMA_MEDIA_TYPE, cityFrom, js03StreamerAnswer, jsAskerAnswer, jsCitySchema, splitWords } from './texts.mjs';
 
 const TICK_MS = Number(process.env.CONFORMANCE_AGENT_TICK_MS ?? 5);
 const now = () => new Date().toISOString();
@@ -40,7 +40,8 @@ class Turn {
     });
   }
 
-  status(state, text, final = false) {
+  /** A status update; text, when set, becomes an agent message, followed by extraParts. */
+  status(state, text, final = false, extraParts = []) {
     const { rc } = this;
     const status = { state, timestamp: now() };
     if (text) {
@@ -50,7 +51,7 @@ class Turn {
         messageId: randomUUID(),
         taskId: rc.taskId,
         contextId: rc.contextId,
-        parts: [{ kind: 'text', text }],
+        parts: [{ kind: 'text', text }, ...extraParts],
       };
     }
     this.bus.publish({ kind: 'status-update', taskId: rc.taskId, contextId: rc.contextId, status, final });
@@ -115,7 +116,8 @@ export class Streamer03Executor extends Base {
 }
 
 /**
- * First turn:  task{submitted} → status{working} → status{input-required "Which city?", final}
+ * First turn:  task{submitted} → status{working} → status{input-required, final, parts: text "Which city?",
+ *              data jsCitySchema() with metadata {mediaType: "application/schema+json"} (v0.3 parts have no mediaType)}
  * Follow-up:   status{working} → artifact{"JS forecast for <city>: sunny."} → status{completed, final}
  */
 export class Asker03Executor extends Base {
@@ -127,7 +129,8 @@ export class Asker03Executor extends Base {
     const { texts, datas } = partsOf(rc.userMessage);
     const city = cityFrom(texts, datas);
     if (!resuming || city === '') {
-      turn.status('input-required', JS_ASKER_QUESTION, true);
+      const schema = { kind: 'data', data: jsCitySchema(), metadata: { mediaType: SCHEMA_MEDIA_TYPE } };
+      turn.status('input-required', JS_ASKER_QUESTION, true, [schema]);
       return;
     }
     turn.artifact(randomUUID(), 'forecast', jsAskerAnswer(city), false, true);

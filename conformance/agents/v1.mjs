@@ -14,8 +14,10 @@ import {
   JS_CHATTER_ANSWER,
   JS_CHATTER_PIECES,
   JS_FAILER_ERROR,
+  SCHEMA_MEDIA_TYPE,
   cityFrom,
   jsAskerAnswer,
+  jsCitySchema,
   jsStreamerAnswer,
   splitWords,
 } from './texts.mjs';
@@ -30,13 +32,18 @@ export function textPart(text) {
   return { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' };
 }
 
-function agentMessage(rc, text) {
+/** A data part; mediaType, when given, is also put in the metadata (the bridge's schema convention). */
+export function dataPart(value, mediaType = '') {
+  return { content: { $case: 'data', value }, metadata: mediaType ? { mediaType } : undefined, filename: '', mediaType };
+}
+
+function agentMessage(rc, text, extraParts = []) {
   return {
     messageId: randomUUID(),
     contextId: rc.contextId,
     taskId: rc.taskId,
     role: Role.ROLE_AGENT,
-    parts: [textPart(text)],
+    parts: [textPart(text), ...extraParts],
     metadata: undefined,
     extensions: [],
     referenceTaskIds: [],
@@ -87,13 +94,14 @@ class Turn {
     this.bus.publish(AgentEvent.task(t));
   }
 
-  status(state, text) {
+  /** A status update; text, when set, becomes an agent message, followed by extraParts. */
+  status(state, text, extraParts = []) {
     const { rc } = this;
     this.bus.publish(
       AgentEvent.statusUpdate({
         taskId: rc.taskId,
         contextId: rc.contextId,
-        status: { state, message: text ? agentMessage(rc, text) : undefined, timestamp: now() },
+        status: { state, message: text ? agentMessage(rc, text, extraParts) : undefined, timestamp: now() },
         metadata: undefined,
       }),
     );
@@ -196,7 +204,8 @@ export class FailerExecutor extends Base {
 /**
  * Asks for a city, answers on the next message to the same task.
  *
- * First turn:  Task{SUBMITTED} → Status{WORKING} → Status{INPUT_REQUIRED "Which city?"}
+ * First turn:  Task{SUBMITTED} → Status{WORKING} → Status{INPUT_REQUIRED, parts: text "Which city?",
+ *              data jsCitySchema() with mediaType and metadata {mediaType} "application/schema+json"}
  * Follow-up:   Task{INPUT_REQUIRED} (the stored task, as the SDK requires) → Status{WORKING}
  *              → Artifact{append=false, lastChunk=true, "JS forecast for <city>: sunny."}
  *              → Status{COMPLETED}
@@ -212,7 +221,7 @@ export class AskerExecutor extends Base {
     const { texts, datas } = partsOf(rc.userMessage);
     const city = cityFrom(texts, datas);
     if (!resuming || city === '') {
-      turn.status(TaskState.TASK_STATE_INPUT_REQUIRED, JS_ASKER_QUESTION);
+      turn.status(TaskState.TASK_STATE_INPUT_REQUIRED, JS_ASKER_QUESTION, [dataPart(jsCitySchema(), SCHEMA_MEDIA_TYPE)]);
       return;
     }
     turn.artifact(randomUUID(), 'forecast', jsAskerAnswer(city), false, true);
