@@ -23,6 +23,51 @@ const interrupt = (b) =>
     },
   });
 
+// Tool approval (AGUI-PROTOCOL.md §4.3): run 1 proposes the call and ends in a
+// tool_call interrupt; run 2 (the resume) reports the result on the same id.
+const BOOK_ARGS = { flight: 'LH123', passengers: 2 };
+const APPROVAL_SCHEMA = {
+  type: 'object',
+  properties: { approved: { type: 'boolean' }, editedArgs: { type: 'object' } },
+  required: ['approved'],
+};
+const propose = (b, { id = 'tc-1', streamed = true, schema = APPROVAL_SCHEMA } = {}) => [
+  start(b),
+  ...text('m-p', 'Book LH123?'),
+  ...(streamed
+    ? [
+        { type: 'TOOL_CALL_START', toolCallId: id, toolCallName: 'book_flight', parentMessageId: 'm-p' },
+        { type: 'TOOL_CALL_ARGS', toolCallId: id, delta: JSON.stringify(BOOK_ARGS) },
+        { type: 'TOOL_CALL_END', toolCallId: id },
+      ]
+    : []),
+  finish(b, {
+    outcome: {
+      type: 'interrupt',
+      interrupts: [{ id: 'int-t', reason: 'tool_call', toolCallId: id, message: 'Book LH123?', responseSchema: schema }],
+    },
+  }),
+];
+const toolResult = (id, content = '{"status":"booked","confirmation":"ABC123"}') => ({
+  type: 'TOOL_CALL_RESULT',
+  messageId: `tr-${id}`,
+  toolCallId: id,
+  content,
+  role: 'tool',
+});
+/** A two-run tool approval: `resumed(b, approved)` is run 2's body after RUN_STARTED. */
+const approval = (resumed) => (b) => {
+  const r = b.resume?.[0];
+  if (r?.interruptId !== 'int-t') return propose(b);
+  return [start(b), ...resumed(b, r.payload?.approved === true), finish(b)];
+};
+const booked = (b, approved) => (approved ? [toolResult('tc-1'), ...text(`m-${b.runId}`, 'Booked.')] : text(`m-${b.runId}`, 'Not booked.'));
+const toolExpect = { interrupt: true, reason: 'tool_call', question: 'Book LH123?', tool: 'book_flight', args: BOOK_ARGS };
+const approve = { payload: { approved: true }, answer: 'Booked.', toolResult: true, resultContains: 'ABC123' };
+const deny = { payload: { approved: false }, answer: 'Not booked.', toolResult: false };
+const INTERRUPT_ONLY = { '1.0.0': true, '0.0.59': true };
+const INTERRUPT_FAILS = { '1.0.0': false, '0.0.59': false };
+
 /** name → (body) => events; `want` = expected ok per client version. */
 const cases = {
   answer: {
@@ -77,6 +122,82 @@ const cases = {
         : [start(b), ...text('m-q', 'Which city?'), interrupt(b)],
     scenario: { expect: { question: 'Which city?' }, resume: { payload: { city: 'Paris' }, answer: 'Sunny in Paris.' } },
     want: { '1.0.0': true, '0.0.59': true },
+  },
+  'resume-schema-mismatch': {
+    stream: (b) => [start(b), interrupt(b)],
+    scenario: { expect: { interrupt: true, responseSchema: { type: 'object', required: ['city'] } } },
+    want: INTERRUPT_FAILS,
+  },
+  'tool-interrupt': {
+    stream: (b) => propose(b),
+    scenario: { expect: toolExpect },
+    // 0.0.36 only has to accept the run.
+    want: { '1.0.0': true, '0.0.59': true, '0.0.36': true },
+  },
+  'tool-interrupt-not-streamed': {
+    stream: (b) => propose(b, { streamed: false }),
+    scenario: { expect: toolExpect },
+    want: { '1.0.0': false, '0.0.59': false, '0.0.36': true },
+  },
+  'tool-interrupt-no-edit-schema': {
+    stream: (b) => propose(b, { schema: { type: 'object' } }),
+    scenario: { expect: toolExpect },
+    want: INTERRUPT_FAILS,
+  },
+  'tool-interrupt-wrong-args': {
+    stream: (b) => propose(b),
+    scenario: { expect: { ...toolExpect, args: { ...BOOK_ARGS, passengers: 3 } } },
+    want: INTERRUPT_FAILS,
+  },
+  'tool-approve': {
+    stream: approval(booked),
+    scenario: { expect: toolExpect, resume: approve },
+    want: INTERRUPT_ONLY,
+  },
+  'tool-approve-reemitted': {
+    stream: approval((b, ok) => [
+      { type: 'TOOL_CALL_START', toolCallId: 'tc-1', toolCallName: 'book_flight' },
+      { type: 'TOOL_CALL_ARGS', toolCallId: 'tc-1', delta: '{}' },
+      { type: 'TOOL_CALL_END', toolCallId: 'tc-1' },
+      ...booked(b, ok),
+    ]),
+    scenario: { expect: toolExpect, resume: approve },
+    want: INTERRUPT_FAILS,
+  },
+  'tool-approve-no-result': {
+    stream: approval((b) => text(`m-${b.runId}`, 'Booked.')),
+    scenario: { expect: toolExpect, resume: approve },
+    want: INTERRUPT_FAILS,
+  },
+  'tool-approve-result-twice': {
+    stream: approval((b) => [toolResult('tc-1'), { ...toolResult('tc-1'), messageId: 'tr-again' }, ...text(`m-${b.runId}`, 'Booked.')]),
+    scenario: { expect: toolExpect, resume: approve },
+    want: INTERRUPT_FAILS,
+  },
+  'tool-approve-wrong-id': {
+    stream: approval((b) => [toolResult('tc-2'), ...text(`m-${b.runId}`, 'Booked.')]),
+    scenario: { expect: toolExpect, resume: approve },
+    want: INTERRUPT_FAILS,
+  },
+  'tool-approve-wrong-result': {
+    stream: approval((b) => [toolResult('tc-1', '{"status":"failed"}'), ...text(`m-${b.runId}`, 'Booked.')]),
+    scenario: { expect: toolExpect, resume: approve },
+    want: INTERRUPT_FAILS,
+  },
+  'tool-approve-answer-twice': {
+    stream: approval((b, ok) => [...booked(b, ok), ...text('m-again', 'Booked.')]),
+    scenario: { expect: toolExpect, resume: approve },
+    want: INTERRUPT_FAILS,
+  },
+  'tool-deny': {
+    stream: approval(booked),
+    scenario: { expect: toolExpect, resume: deny },
+    want: INTERRUPT_ONLY,
+  },
+  'tool-deny-with-result': {
+    stream: approval((b) => [toolResult('tc-1'), ...text(`m-${b.runId}`, 'Not booked.')]),
+    scenario: { expect: toolExpect, resume: deny },
+    want: INTERRUPT_FAILS,
   },
   'unknown-property': {
     stream: (b) => [{ ...start(b), bridgeDebug: 1 }, ...text('m-1', 'Hi.'), finish(b)],

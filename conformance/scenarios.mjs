@@ -5,13 +5,23 @@
 //   {answer: "…"}                  RUN_FINISHED (success) and the assistant messages of
 //                                  the thread contain the text EXACTLY once (catches duplicates)
 //   {error: "code", message?: "…"} RUN_ERROR with that code (message: a substring)
-//   {interrupt: true, question?}   1.0.0/0.0.59: RUN_FINISHED with an interrupt outcome with
-//                                  reason "input_required" (message containing `question`);
-//                                  0.0.36: a clean RUN_FINISHED. The question, if shown as
-//                                  assistant text, must not be shown twice.
-// resume: {payload, answer}        run twice on one thread: the first run must interrupt, the
-//                                  second answers with resume[{interruptId, status:"resolved",
-//                                  payload}] and must produce `answer` exactly once.
+//   {interrupt: true, question?,   1.0.0/0.0.59: RUN_FINISHED with an interrupt outcome with
+//    reason?, responseSchema?,     an interrupt of `reason` (default "input_required") whose
+//    tool?, args?}                 message contains `question` and whose responseSchema is
+//                                  `responseSchema` (if given). reason "tool_call": the interrupt
+//                                  has a toolCallId that the run streamed (TOOL_CALL_START) and
+//                                  that an assistant message holds as a call of `tool` with
+//                                  arguments `args`, no result yet, and an approve-with-edits
+//                                  responseSchema. 0.0.36 (no outcomes, no resume): a clean
+//                                  RUN_FINISHED. The question, if shown as assistant text,
+//                                  must not be shown twice.
+// resume: {payload, answer,        run twice on one thread: the first run must interrupt as
+//   toolResult?, resultContains?}  `expect` says, the second answers with resume[{interruptId,
+//                                  status:"resolved", payload}] and must produce `answer`
+//                                  exactly once. toolResult true: no TOOL_CALL_START/ARGS/END
+//                                  again and exactly one TOOL_CALL_RESULT on the interrupted
+//                                  toolCallId (containing `resultContains`); false (a denial):
+//                                  no TOOL_CALL_RESULT at all.
 // clients: [...]                   restrict to these client generations (default: all three).
 //
 // The Go agents' texts come from examples/agents/executors.go (constants and
@@ -24,6 +34,7 @@ import {
   JS_FAILER_ERROR,
   js03StreamerAnswer,
   jsAskerAnswer,
+  jsCitySchema,
   jsStreamerAnswer,
 } from './agents/texts.mjs';
 
@@ -41,7 +52,27 @@ const go = {
   failerError: 'upstream LLM quota exceeded',
   rejecterReason: 'I only answer questions about travel.',
   askerQuestion: 'Which city should I check?',
+  citySchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  approverTool: 'book_flight',
+  approverQuestion: "I'd like to book flight LH123 to Lisbon on 2026-12-24 for 2 passengers. Approve?",
+  approverDenied: 'OK, I did not book anything.',
+  approverConfirmation: 'ABC123',
+  bookingArgs: () => ({ flight: 'LH123', to: 'Lisbon', date: '2026-12-24', passengers: 2 }),
+  bookedAnswer: (args) => `Booked ${args.flight} to ${args.to} for ${args.passengers} passengers. Confirmation ABC123.`,
 };
+
+const weather = 'What is the weather?';
+const booking = 'Book me a flight to Lisbon';
+const goAskerExpect = { interrupt: true, question: go.askerQuestion, responseSchema: go.citySchema };
+const jsAskerExpect = { interrupt: true, question: JS_ASKER_QUESTION, responseSchema: jsCitySchema() };
+const approvalExpect = {
+  interrupt: true,
+  reason: 'tool_call',
+  question: go.approverQuestion,
+  tool: go.approverTool,
+  args: go.bookingArgs(),
+};
+const edited = { ...go.bookingArgs(), passengers: 3 };
 
 const INTERRUPT_CLIENTS = ['1.0.0', '0.0.59'];
 
@@ -63,18 +94,81 @@ export const scenarios = [
   { name: 'go-rejecter', agent: 'rejecter', text: 'Write me a poem', expect: { error: 'a2a_rejected', message: go.rejecterReason } },
   { name: 'go-blocking', agent: 'blocking', text: 'Think hard', expect: { answer: go.blockingAnswer } },
   { name: 'go-files', agent: 'files', text: 'Send the report', expect: { answer: go.filesText } },
-  { name: 'go-asker', agent: 'asker', text: 'What is the weather?', expect: { interrupt: true, question: go.askerQuestion } },
+  // Interrupts: every client, 0.0.36 included, must accept a run that ends in one.
+  { name: 'go-asker', agent: 'asker', text: weather, expect: goAskerExpect },
+  { name: 'go-approver', agent: 'approver', text: booking, expect: approvalExpect },
+  // Resume: the answer goes to the same A2A task, which completes.
+  {
+    name: 'go-asker-resume',
+    agent: 'asker',
+    text: weather,
+    expect: goAskerExpect,
+    resume: { payload: { city: 'Paris' }, answer: go.weatherAnswer('Paris') },
+    clients: INTERRUPT_CLIENTS,
+  },
+  // Tool approval: the bridge shows the approver's proposed call, the interrupt
+  // answers it, and the resumed run reports the result on the same toolCallId.
+  {
+    name: 'go-approver-approve',
+    agent: 'approver',
+    text: booking,
+    expect: approvalExpect,
+    resume: {
+      payload: { approved: true },
+      answer: go.bookedAnswer(go.bookingArgs()),
+      toolResult: true,
+      resultContains: go.approverConfirmation,
+    },
+    clients: INTERRUPT_CLIENTS,
+  },
+  {
+    name: 'go-approver-deny',
+    agent: 'approver',
+    text: booking,
+    expect: approvalExpect,
+    resume: { payload: { approved: false }, answer: go.approverDenied, toolResult: false },
+    clients: INTERRUPT_CLIENTS,
+  },
+  {
+    name: 'go-approver-edit',
+    agent: 'approver',
+    text: booking,
+    expect: approvalExpect,
+    resume: {
+      payload: { approved: true, editedArgs: edited },
+      answer: go.bookedAnswer(edited),
+      toolResult: true,
+      resultContains: go.approverConfirmation,
+    },
+    clients: INTERRUPT_CLIENTS,
+  },
 
   // @a2a-js/sdk 1.3.0 agents (A2A v1.0).
   { name: 'js-streamer-jsonrpc', agent: 'js-streamer', text: story, expect: { answer: jsStreamerAnswer(story) } },
   { name: 'js-streamer-grpc', agent: 'js-streamer-grpc', text: story, expect: { answer: jsStreamerAnswer(story) } },
   { name: 'js-chatter', agent: 'js-chatter', text: 'Say hello', expect: { answer: JS_CHATTER_ANSWER } },
   { name: 'js-failer', agent: 'js-failer', text: 'Summarise this', expect: { error: 'a2a_failed', message: JS_FAILER_ERROR } },
-  { name: 'js-asker', agent: 'js-asker', text: 'What is the weather?', expect: { interrupt: true, question: JS_ASKER_QUESTION } },
+  { name: 'js-asker', agent: 'js-asker', text: weather, expect: jsAskerExpect },
+  {
+    name: 'js-asker-resume',
+    agent: 'js-asker',
+    text: weather,
+    expect: jsAskerExpect,
+    resume: { payload: { city: 'Paris' }, answer: jsAskerAnswer('Paris') },
+    clients: INTERRUPT_CLIENTS,
+  },
 
   // @a2a-js/sdk 0.3.14 agents (A2A v0.3 JSON-RPC).
   { name: 'js03-streamer', agent: 'js03-streamer', text: story, expect: { answer: js03StreamerAnswer(story) } },
-  { name: 'js03-asker', agent: 'js03-asker', text: 'What is the weather?', expect: { interrupt: true, question: JS_ASKER_QUESTION } },
+  { name: 'js03-asker', agent: 'js03-asker', text: weather, expect: jsAskerExpect },
+  {
+    name: 'js03-asker-resume',
+    agent: 'js03-asker',
+    text: weather,
+    expect: jsAskerExpect,
+    resume: { payload: { city: 'Paris' }, answer: jsAskerAnswer('Paris') },
+    clients: INTERRUPT_CLIENTS,
+  },
 ];
 
 /**

@@ -208,12 +208,80 @@ function describeTerminal(t) {
   return `RUN_FINISHED outcome=${JSON.stringify(t.outcome ?? null)}`;
 }
 
+/** sameJSON compares two JSON values, ignoring object key order. */
+export function sameJSON(a, b) {
+  const canon = (v) =>
+    Array.isArray(v)
+      ? v.map(canon)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, canon(v[k])]))
+        : v;
+  return JSON.stringify(canon(a)) === JSON.stringify(canon(b));
+}
+
+const TOOL_CALL_STREAM = new Set(['TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_CHUNK']);
+
+/** The tool calls (toolCalls entries) of the assistant messages, by id. */
+function toolCallsById(messages) {
+  const out = new Map();
+  for (const m of messages) {
+    if (m.role !== 'assistant') continue;
+    for (const tc of m.toolCalls ?? []) out.set(tc.id, tc);
+  }
+  return out;
+}
+
+/**
+ * toolApprovalProblems checks interrupts with reason "tool_call" (the proposal
+ * run): each carries a toolCallId that the run streamed (TOOL_CALL_START or
+ * CHUNK) and that an assistant message of the thread holds as a tool call of
+ * `expect.tool` (with arguments `expect.args`, if given), with no tool result
+ * yet, and an approve-with-edits responseSchema.
+ */
+function toolApprovalProblems(ints, rec, messages, expect) {
+  const p = [];
+  const calls = toolCallsById(messages);
+  for (const i of ints) {
+    const id = i.toolCallId;
+    if (typeof id !== 'string' || id === '') {
+      p.push(`tool_call interrupt without a toolCallId: ${JSON.stringify(i)}`);
+      continue;
+    }
+    if (!rec.events.some((e) => (e.type === 'TOOL_CALL_START' || e.type === 'TOOL_CALL_CHUNK') && e.toolCallId === id)) {
+      p.push(`no TOOL_CALL_START for the interrupt's toolCallId ${JSON.stringify(id)}`);
+    }
+    const tc = calls.get(id);
+    if (!tc) {
+      p.push(`no assistant message holds tool call ${JSON.stringify(id)}: ${JSON.stringify(messages)}`);
+    } else {
+      if (expect.tool && tc.function?.name !== expect.tool) p.push(`tool call ${id} is ${JSON.stringify(tc.function?.name)}, want ${JSON.stringify(expect.tool)}`);
+      if (expect.args) {
+        let args;
+        try {
+          args = JSON.parse(tc.function?.arguments ?? '');
+        } catch {
+          args = tc.function?.arguments;
+        }
+        if (!sameJSON(args, expect.args)) p.push(`tool call ${id} arguments ${JSON.stringify(tc.function?.arguments)}, want ${JSON.stringify(expect.args)}`);
+      }
+    }
+    if (messages.some((m) => m.role === 'tool' && m.toolCallId === id)) p.push(`tool call ${id} already has a result before approval`);
+    const props = i.responseSchema?.properties;
+    if (!props?.approved || !props?.editedArgs) p.push(`tool_call interrupt has no approve-with-edits responseSchema: ${JSON.stringify(i.responseSchema)}`);
+  }
+  return p;
+}
+
 /**
  * judge returns the list of problems of one run against expectation `expect`:
  *   {answer: "text"}                       RUN_FINISHED (not an interrupt), text exactly once
  *   {error: "code", message?: "substring"} RUN_ERROR with that code
- *   {interrupt: true, question?: "text"}   interrupt outcome with reason input_required
- *                                          (0.0.36: a clean RUN_FINISHED)
+ *   {interrupt: true, question?: "text",   interrupt outcome with an interrupt of reason `reason`
+ *    reason?: "input_required",            (default input_required) whose message contains
+ *    responseSchema?: {…},                 `question` and, if given, whose responseSchema is
+ *    tool?: "name", args?: {…}}            exactly `responseSchema`; reason "tool_call" also
+ *                                          needs toolApprovalProblems() to find nothing.
+ *                                          0.0.36: a clean RUN_FINISHED.
  * `messages` is the agent's message list after the run, `version` the client generation.
  */
 export function judge(expect, rec, messages, version) {
@@ -237,12 +305,19 @@ export function judge(expect, rec, messages, version) {
   } else if (expect.interrupt) {
     if (t?.type !== 'RUN_FINISHED') p.push(`expected RUN_FINISHED with an interrupt, got ${describeTerminal(t)}`);
     else if (INTERRUPT_AWARE.has(version)) {
-      const ints = t.interrupts ?? [];
+      const reason = expect.reason ?? 'input_required';
+      const ints = (t.interrupts ?? []).filter((i) => i.reason === reason);
       if (t.outcome !== 'interrupt') p.push(`expected outcome "interrupt", got ${describeTerminal(t)}`);
-      else if (!ints.some((i) => i.reason === 'input_required')) {
-        p.push(`no interrupt with reason "input_required" in ${JSON.stringify(ints)}`);
-      } else if (expect.question && !ints.some((i) => String(i.message ?? '').includes(expect.question))) {
-        p.push(`no interrupt message contains ${JSON.stringify(expect.question)}: ${JSON.stringify(ints)}`);
+      else if (ints.length === 0) {
+        p.push(`no interrupt with reason ${JSON.stringify(reason)} in ${JSON.stringify(t.interrupts)}`);
+      } else {
+        if (expect.question && !ints.some((i) => String(i.message ?? '').includes(expect.question))) {
+          p.push(`no interrupt message contains ${JSON.stringify(expect.question)}: ${JSON.stringify(ints)}`);
+        }
+        if (expect.responseSchema && !ints.some((i) => sameJSON(i.responseSchema, expect.responseSchema))) {
+          p.push(`no interrupt has responseSchema ${JSON.stringify(expect.responseSchema)}: ${JSON.stringify(ints)}`);
+        }
+        if (reason === 'tool_call') p.push(...toolApprovalProblems(ints, rec, messages, expect));
       }
     }
     if (expect.question) {
@@ -262,20 +337,57 @@ export async function newAgent(version, url, userText) {
 }
 
 /**
+ * resumeToolProblems checks the resumed run of a tool approval against the
+ * tool_call interrupts it answered: no TOOL_CALL_START/ARGS/END/CHUNK again;
+ * with `toolResult` true exactly one TOOL_CALL_RESULT per interrupted call, on
+ * its toolCallId, containing `resultContains` if given, none for any other id,
+ * and a tool message for it in the thread; with `toolResult` false (a denial)
+ * no TOOL_CALL_RESULT at all.
+ */
+function resumeToolProblems(r, rec, messages, answered) {
+  const p = [];
+  const ids = answered.filter((i) => i.reason === 'tool_call').map((i) => i.toolCallId);
+  const again = rec.events.filter((e) => TOOL_CALL_STREAM.has(e.type));
+  if (again.length > 0) p.push(`tool call re-emitted: ${again.map((e) => `${e.type}(${e.toolCallId})`).join(', ')}`);
+  const results = rec.events.filter((e) => e.type === 'TOOL_CALL_RESULT');
+  if (!r.toolResult) {
+    if (results.length > 0) p.push(`TOOL_CALL_RESULT after a denial: ${JSON.stringify(results)}`);
+    return p;
+  }
+  for (const id of ids) {
+    const mine = results.filter((e) => e.toolCallId === id);
+    if (mine.length !== 1) p.push(`${mine.length} TOOL_CALL_RESULT for toolCallId ${JSON.stringify(id)}, want 1`);
+    for (const e of mine) {
+      const content = typeof e.content === 'string' ? e.content : JSON.stringify(e.content);
+      if (r.resultContains && !content.includes(r.resultContains)) {
+        p.push(`TOOL_CALL_RESULT content ${JSON.stringify(content)} does not contain ${JSON.stringify(r.resultContains)}`);
+      }
+    }
+    if (!messages.some((m) => m.role === 'tool' && m.toolCallId === id)) p.push(`no tool message for ${JSON.stringify(id)} in the thread`);
+  }
+  const stray = results.filter((e) => !ids.includes(e.toolCallId));
+  if (stray.length > 0) p.push(`TOOL_CALL_RESULT for unknown toolCallIds: ${stray.map((e) => e.toolCallId).join(', ')}`);
+  return p;
+}
+
+/**
  * runScenario runs scenario `s` with client `version` against `url` and
  * returns {ok, problems, runs: [rec…], messages}. A scenario with `resume`
- * runs twice on the same thread: the first run must end in an interrupt,
- * the second answers it with resume[] and must produce `resume.answer`.
+ * runs twice on the same thread: the first run must end in an interrupt
+ * (judged as {interrupt: true, ...s.expect}), the second answers it with
+ * resume[{interruptId, status: "resolved", payload}] and must produce
+ * `resume.answer` exactly once; with `resume.toolResult` set it is also held
+ * to resumeToolProblems().
  */
 export async function runScenario(s, version, url, timeoutMs) {
   const agent = await newAgent(version, url, s.text);
   const runs = [];
   const first = await runOnce(agent, {}, timeoutMs);
   runs.push(first);
-  const firstExpect = s.resume ? { interrupt: true, question: s.expect.question } : s.expect;
+  const firstExpect = s.resume ? { interrupt: true, ...s.expect } : s.expect;
   let problems = judge(firstExpect, first, agent.messages, version);
   if (s.resume && problems.length === 0) {
-    const pending = agent.pendingInterrupts ?? first.terminal?.interrupts ?? [];
+    const pending = [...(agent.pendingInterrupts ?? first.terminal?.interrupts ?? [])];
     const resume = pending.map((i) => ({ interruptId: i.id, status: 'resolved', payload: s.resume.payload }));
     const before = assistantText(agent.messages);
     const second = await runOnce(agent, { resume }, timeoutMs);
@@ -283,9 +395,11 @@ export async function runScenario(s, version, url, timeoutMs) {
     // Count the answer in what the resumed run added (the thread keeps run 1's messages).
     const after = assistantText(agent.messages);
     const added = after.startsWith(before) ? after.slice(before.length) : after;
-    problems = judge({ answer: s.resume.answer }, second, [{ role: 'assistant', content: added }], version).map(
-      (x) => `resumed run: ${x}`,
-    );
+    problems = judge({ answer: s.resume.answer }, second, [{ role: 'assistant', content: added }], version);
+    if (s.resume.toolResult !== undefined && !second.timedOut && !second.error) {
+      problems.push(...resumeToolProblems(s.resume, second, agent.messages, pending));
+    }
+    problems = problems.map((x) => `resumed run: ${x}`);
     if ((agent.pendingInterrupts ?? []).length > 0) problems.push(`resumed run: pendingInterrupts still ${JSON.stringify(agent.pendingInterrupts)}`);
   }
   return { ok: problems.length === 0, problems, runs, messages: agent.messages };
