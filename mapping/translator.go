@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -72,8 +73,23 @@ type Options struct {
 	// StatusText is the policy for status message text; empty means
 	// StatusAsMessage.
 	StatusText StatusTextPolicy
-	// Now returns Unix milliseconds for event timestamps; nil omits them.
+	// Now returns Unix milliseconds for event timestamps and interrupt
+	// expiry; nil omits timestamps (and expiry).
 	Now func() int64
+	// Input is the run's request: its messages and state are the base of
+	// the snapshots sent before an interrupt.
+	Input *agui.RunAgentInput
+	// StateKey is the shared-state key the bridge owns; default "a2a".
+	StateKey string
+	// InterruptTTL, when positive, makes interrupts expire.
+	InterruptTTL time.Duration
+	// KnownToolCalls are the thread's earlier server tool calls, so a
+	// resumed run reports their results on the original tool call ids.
+	KnownToolCalls []ToolCallRef
+	// ResumedTask is the task a resume run answers. Servers that open every
+	// turn with a Task snapshot (@a2a-js/sdk) first repeat the interrupted
+	// state and earlier artifacts; that snapshot is history, not news.
+	ResumedTask a2a.TaskID
 }
 
 // Translator turns the A2A events of one run into AG-UI events. It is not
@@ -112,6 +128,11 @@ type Translator struct {
 	// answered is true once answer text from an artifact or a Message
 	// reply has been shown.
 	answered bool
+
+	toolCalls   map[string]ToolCallRef // by A2A call id
+	runMessages []*runMessage
+	lastMessage string // id of the last assistant message written
+	pending     []PendingInterrupt
 }
 
 // textStream is one AG-UI assistant message fed by one A2A source: an
@@ -134,11 +155,16 @@ func New(opt Options) *Translator {
 	if opt.StatusText == "" {
 		opt.StatusText = StatusAsMessage
 	}
-	return &Translator{
-		opt:     opt,
-		current: make(map[string]*textStream),
-		nonText: make(map[a2a.ArtifactID]int),
+	t := &Translator{
+		opt:       opt,
+		current:   make(map[string]*textStream),
+		nonText:   make(map[a2a.ArtifactID]int),
+		toolCalls: make(map[string]ToolCallRef),
 	}
+	for _, r := range opt.KnownToolCalls {
+		t.toolCalls[r.CallID] = r
+	}
+	return t
 }
 
 // TaskID is the A2A task this run follows, once known.
@@ -147,8 +173,8 @@ func (t *Translator) TaskID() a2a.TaskID { return t.taskID }
 // ContextID is the A2A context learned from the agent, once known.
 func (t *Translator) ContextID() string { return t.contextID }
 
-// State is the last task state seen.
-func (t *Translator) State() a2a.TaskState { return t.state }
+// TaskState is the last task state seen.
+func (t *Translator) TaskState() a2a.TaskState { return t.state }
 
 // Done reports whether the terminal event has been produced.
 func (t *Translator) Done() bool { return t.done }
@@ -244,6 +270,19 @@ func (t *Translator) learn(taskID a2a.TaskID, contextID string) {
 
 func (t *Translator) onTask(out []agui.Event, task *a2a.Task) []agui.Event {
 	t.learn(task.ID, task.ContextID)
+	if task.ID == t.opt.ResumedTask && t.state == "" && len(t.streamOrder) == 0 && a2a.IsInterrupted(task.Status.State) {
+		// The opening snapshot of a resumed task: remember its artifacts as
+		// shown (they were, in earlier runs) and wait for what comes next.
+		for _, art := range task.Artifacts {
+			if art != nil {
+				s := t.newStream("artifact:" + string(art.ID))
+				s.shown.WriteString(partsText(art.Parts))
+				s.ended = true
+				t.nonText[art.ID] = len(nonTextOnly(art.Parts))
+			}
+		}
+		return out
+	}
 	// A Task (the first event of a stream, a blocking result, or a GetTask
 	// snapshot) may carry artifacts that were or were not streamed; map
 	// each as a complete artifact and let the stream bookkeeping skip what
@@ -301,46 +340,6 @@ func (t *Translator) onStatus(out []agui.Event, state a2a.TaskState, msg *a2a.Me
 	}
 	out = t.statusText(out, msg, statusProgress)
 	return t.nonTextParts(out, msg)
-}
-
-// interrupt ends the run waiting for the user: the agent's question is
-// shown as text (the only thing ≤0.0.53 clients render) and carried by the
-// interrupt outcome with the answer's schema when the agent gave one.
-func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.Message) []agui.Event {
-	out = t.statusText(out, msg, statusQuestion)
-	var schema map[string]any
-	if msg != nil {
-		for _, p := range msg.Parts {
-			if p == nil {
-				continue
-			}
-			if m, ok := p.Data().(map[string]any); ok && isSchemaPart(p) && schema == nil {
-				schema = m
-				continue
-			}
-			out = t.nonTextPart(out, p, "")
-		}
-	}
-	out = t.flushHeld(out)
-	out = t.closeAll(out)
-	reason := ReasonInputRequired
-	if state == a2a.TaskStateAuthRequired {
-		reason = ReasonAuthRequired
-	}
-	in := agui.Interrupt{
-		ID:             t.id("interrupt", string(t.taskID)),
-		Reason:         reason,
-		Message:        strings.TrimSpace(messageText(msg)),
-		ResponseSchema: schema,
-		Metadata: map[string]any{"a2a": map[string]any{
-			"agent": t.opt.Agent, "taskId": string(t.taskID), "contextId": t.contextID,
-		}},
-	}
-	if in.Message == "" {
-		in.Message = "The agent needs more input to continue."
-	}
-	return t.finish(out, &agui.RunFinished{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID,
-		Outcome: &agui.Outcome{Type: agui.OutcomeInterrupt, Interrupts: []agui.Interrupt{in}}})
 }
 
 // statusRole says what a status message is to the run.
@@ -596,6 +595,15 @@ func (t *Translator) nonTextPart(out []agui.Event, p *a2a.Part, artifactID a2a.A
 	if len(p.Metadata) > 0 {
 		value["metadata"] = p.Metadata
 	}
+	switch kind, id, fname, args, response := functionCall(p); kind {
+	case adkFunctionCall:
+		out, _ = t.toolCall(out, id, fname, args)
+		return out
+	case adkFunctionResponse:
+		if out, ok := t.toolResult(out, id, fname, response); ok {
+			return out
+		}
+	}
 	name := "a2a.data"
 	switch c := p.Content.(type) {
 	case a2a.DataPart:
@@ -651,6 +659,7 @@ func (t *Translator) writeText(out []agui.Event, s *textStream, delta string) []
 		t.open = s
 	}
 	s.shown.WriteString(delta)
+	t.recordText(s.messageID, delta)
 	return t.emit(out, &agui.TextMessageContent{MessageID: s.messageID, Delta: delta})
 }
 
@@ -771,12 +780,14 @@ func (s *textStream) deltaFor(text string) string {
 	return text
 }
 
+// id names something of this run: unique per thread, run and kind.
 func (t *Translator) id(kind string, parts ...string) string {
+	return nameUUID(kind, append([]string{t.opt.ThreadID, t.opt.RunID}, parts...)...)
+}
+
+// nameUUID is a name-based (v5) UUID of kind and parts.
+func nameUUID(kind string, parts ...string) string {
 	var b strings.Builder
-	b.WriteString(t.opt.ThreadID)
-	b.WriteByte(0)
-	b.WriteString(t.opt.RunID)
-	b.WriteByte(0)
 	b.WriteString(kind)
 	for _, p := range parts {
 		b.WriteByte(0)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/google/go-cmp/cmp"
@@ -30,6 +31,15 @@ type scriptOptions struct {
 	Error string `json:"error"`
 	// Outcome is the expected RUN_FINISHED outcome type ("" = success).
 	Outcome string `json:"outcome"`
+	// KnownToolCall gives the translator the thread's earlier tool call
+	// call-1 (book_flight), as a resumed run has.
+	KnownToolCall bool `json:"knownToolCall"`
+	// WithInput gives the run a client history and state.
+	WithInput bool `json:"withInput"`
+	// TTL is the interrupt expiry.
+	TTL string `json:"ttl"`
+	// ResumedTask is the task a resume run answers.
+	ResumedTask string `json:"resumedTask"`
 }
 
 func readScript(t *testing.T, path string) (scriptOptions, []a2a.Event) {
@@ -115,8 +125,26 @@ func TestGolden(t *testing.T) {
 }
 
 func translateAll(opts scriptOptions, events []a2a.Event) []agui.Event {
-	tr := New(Options{ThreadID: "thread-1", RunID: "run-1", Agent: "demo", V1: opts.V1,
-		StatusText: StatusTextPolicy(opts.StatusText), Now: fakeClock()})
+	o := Options{ThreadID: "thread-1", RunID: "run-1", Agent: "demo", V1: opts.V1,
+		StatusText: StatusTextPolicy(opts.StatusText), Now: fakeClock()}
+	if opts.KnownToolCall {
+		o.KnownToolCalls = []ToolCallRef{{CallID: "call-1", Name: "book_flight", Args: json.RawMessage(`{"flight":"LH123"}`),
+			ToolCallID: ToolCallID("thread-1", "task-1", "call-1")}}
+	}
+	if opts.WithInput {
+		o.Input = &agui.RunAgentInput{ThreadID: "thread-1", RunID: "run-1",
+			State: json.RawMessage(`{"theme":"dark","a2a":{"stale":true}}`),
+			Messages: []agui.Message{
+				{ID: "u1", Role: agui.RoleUser, Content: agui.TextContent("Weather?")},
+				{ID: "act", Role: agui.RoleActivity, ActivityType: "x", Content: &agui.Content{Kind: agui.ContentObject, Object: json.RawMessage(`{}`)}},
+			}}
+	}
+	if opts.TTL != "" {
+		d, _ := time.ParseDuration(opts.TTL)
+		o.InterruptTTL = d
+	}
+	o.ResumedTask = a2a.TaskID(opts.ResumedTask)
+	tr := New(o)
 	out := tr.Start()
 	for _, ev := range events {
 		out = append(out, tr.Translate(ev)...)

@@ -1,0 +1,381 @@
+package mapping
+
+import (
+	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/agui"
+)
+
+// Interrupt reasons and the tool-call metadata of server-executed calls.
+const (
+	ReasonToolCall = "tool_call"
+	// ToolExecutionKey marks tool calls the remote agent executes, so a
+	// frontend does not try to run them itself.
+	ToolExecutionKey = "ag-ui:tool-execution"
+)
+
+// ADK's data-part convention for function calls (A2A DataPart metadata
+// "adk_type"), which the bridge maps to AG-UI tool calls.
+const (
+	adkTypeKey          = "adk_type"
+	adkFunctionCall     = "function_call"
+	adkFunctionResponse = "function_response"
+)
+
+// ApprovalSchema is the responseSchema of a tool-call interrupt: approve or
+// deny, optionally with replacement arguments (AGUI-PROTOCOL.md §4.3).
+func ApprovalSchema() map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"approved":   map[string]any{"type": "boolean"},
+			"editedArgs": map[string]any{"type": "object"},
+		},
+		"required": []any{"approved"},
+	}
+}
+
+// ToolCallRef links an A2A function call to the AG-UI tool call that shows
+// it, across runs.
+type ToolCallRef struct {
+	CallID     string          `json:"callId"`
+	Name       string          `json:"name"`
+	Args       json.RawMessage `json:"args,omitempty"`
+	ToolCallID string          `json:"toolCallId"`
+}
+
+// PendingInterrupt is an interrupt the run ended with, with what the bridge
+// needs to answer it later.
+type PendingInterrupt struct {
+	Interrupt agui.Interrupt `json:"interrupt"`
+	// ExpiresAt is enforced server-side even when it was not sent (0.0.x
+	// clients block a thread forever on an expired interrupt, so they do
+	// not get expiresAt).
+	ExpiresAt time.Time    `json:"expiresAt,omitzero"`
+	TaskID    string       `json:"taskId"`
+	ContextID string       `json:"contextId"`
+	State     string       `json:"state"`
+	ToolCall  *ToolCallRef `json:"toolCall,omitempty"`
+}
+
+// functionCall decodes a data part in ADK's function_call or
+// function_response form; kind is "" when p is neither.
+func functionCall(p *a2a.Part) (kind string, id, name string, args json.RawMessage, response any) {
+	t, _ := p.Metadata[adkTypeKey].(string)
+	if t == "" {
+		t, _ = p.Metadata["type"].(string)
+	}
+	if t != adkFunctionCall && t != adkFunctionResponse {
+		return "", "", "", nil, nil
+	}
+	m, ok := p.Data().(map[string]any)
+	if !ok {
+		return "", "", "", nil, nil
+	}
+	id, _ = m["id"].(string)
+	name, _ = m["name"].(string)
+	if name == "" {
+		return "", "", "", nil, nil
+	}
+	if t == adkFunctionCall {
+		args, _ = json.Marshal(m["args"])
+		if string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		return t, id, name, args, nil
+	}
+	return t, id, name, nil, m["response"]
+}
+
+// toolCall shows a function call the agent makes (or proposes) as an AG-UI
+// tool call executed on the server. It returns the call's reference.
+func (t *Translator) toolCall(out []agui.Event, callID, name string, args json.RawMessage) ([]agui.Event, ToolCallRef) {
+	if callID == "" {
+		callID = "call-" + strconv.Itoa(len(t.toolCalls)+1)
+	}
+	ref := ToolCallRef{CallID: callID, Name: name, Args: args,
+		ToolCallID: ToolCallID(t.opt.ThreadID, string(t.taskID), callID)}
+	parent := ""
+	if t.open != nil {
+		parent = t.open.messageID
+	} else if t.lastMessage != "" {
+		parent = t.lastMessage
+	}
+	out = t.closeText(out)
+	if parent == "" {
+		parent = t.id("toolcall-message", callID)
+	}
+	meta := map[string]any{ToolExecutionKey: "server"}
+	out = t.emit(out, &agui.ToolCallStart{Base: agui.Base{Metadata: meta}, ToolCallID: ref.ToolCallID, ToolCallName: name, ParentMessageID: parent})
+	if len(args) > 0 {
+		out = t.emit(out, &agui.ToolCallArgs{Base: agui.Base{Metadata: meta}, ToolCallID: ref.ToolCallID, Delta: string(args)})
+	}
+	out = t.emit(out, &agui.ToolCallEnd{Base: agui.Base{Metadata: meta}, ToolCallID: ref.ToolCallID})
+	t.recordToolCall(parent, ref)
+	t.toolCalls[callID] = ref
+	return out, ref
+}
+
+// toolResult shows a function response for a call this thread knows as
+// TOOL_CALL_RESULT on the call's original id; unknown calls stay CUSTOM.
+func (t *Translator) toolResult(out []agui.Event, callID, name string, response any) ([]agui.Event, bool) {
+	ref, ok := t.toolCalls[callID]
+	if !ok {
+		for _, r := range t.toolCalls {
+			if callID == "" && r.Name == name {
+				ref, ok = r, true
+			}
+		}
+	}
+	if !ok {
+		return out, false
+	}
+	content, err := json.Marshal(response)
+	if err != nil {
+		content = []byte(`null`)
+	}
+	out = t.closeText(out)
+	msgID := t.id("tool-result", ref.ToolCallID)
+	out = t.emit(out, &agui.ToolCallResult{Base: agui.Base{Metadata: map[string]any{ToolExecutionKey: "server"}},
+		MessageID: msgID, ToolCallID: ref.ToolCallID, Content: string(content), Role: agui.RoleTool})
+	t.runMessages = append(t.runMessages, &runMessage{msg: agui.Message{ID: msgID, Role: agui.RoleTool,
+		ToolCallID: ref.ToolCallID, Content: agui.TextContent(string(content))}})
+	return out, true
+}
+
+// ToolCallID is the AG-UI id of an A2A function call: stable for the thread,
+// task and call, so a resumed run can answer the call made in an earlier one.
+func ToolCallID(threadID, taskID, callID string) string {
+	return nameUUID("toolcall", threadID, taskID, callID)
+}
+
+// runMessage is a message this run created, for MESSAGES_SNAPSHOT and the
+// thread's record.
+type runMessage struct {
+	msg  agui.Message
+	text strings.Builder
+}
+
+func (t *Translator) recordText(id, delta string) {
+	for _, m := range t.runMessages {
+		if m.msg.ID == id {
+			m.text.WriteString(delta)
+			return
+		}
+	}
+	m := &runMessage{msg: agui.Message{ID: id, Role: agui.RoleAssistant}}
+	m.text.WriteString(delta)
+	t.runMessages = append(t.runMessages, m)
+	t.lastMessage = id
+}
+
+func (t *Translator) recordToolCall(parent string, ref ToolCallRef) {
+	call := agui.ToolCall{ID: ref.ToolCallID, Type: "function",
+		Function: agui.FunctionCall{Name: ref.Name, Arguments: string(ref.Args)}}
+	for _, m := range t.runMessages {
+		if m.msg.ID == parent {
+			m.msg.ToolCalls = append(m.msg.ToolCalls, call)
+			return
+		}
+	}
+	t.runMessages = append(t.runMessages, &runMessage{msg: agui.Message{ID: parent, Role: agui.RoleAssistant,
+		ToolCalls: []agui.ToolCall{call}}})
+	t.lastMessage = parent
+}
+
+// Messages returns the messages this run created, in order: assistant text
+// (with any tool calls it holds) and tool results.
+func (t *Translator) Messages() []agui.Message {
+	out := make([]agui.Message, 0, len(t.runMessages))
+	for _, m := range t.runMessages {
+		msg := m.msg
+		if m.text.Len() > 0 {
+			msg.Content = agui.TextContent(m.text.String())
+		}
+		out = append(out, msg)
+	}
+	return out
+}
+
+// Conversation is the thread's messages after this run: the client's own
+// (with its ids, activity excluded) followed by the run's.
+func (t *Translator) Conversation() []agui.Message {
+	var out []agui.Message
+	if t.opt.Input != nil {
+		for _, m := range t.opt.Input.Messages {
+			if m.Role != agui.RoleActivity {
+				out = append(out, m)
+			}
+		}
+	}
+	seen := make(map[string]bool, len(out))
+	for _, m := range out {
+		seen[m.ID] = true
+	}
+	for _, m := range t.Messages() {
+		if !seen[m.ID] {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// ToolCalls returns the server tool calls this run showed or answered.
+func (t *Translator) ToolCalls() []ToolCallRef {
+	out := make([]ToolCallRef, 0, len(t.toolCalls))
+	for _, r := range t.toolCalls {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b ToolCallRef) int { return strings.Compare(a.ToolCallID, b.ToolCallID) })
+	return out
+}
+
+// Interrupts returns the interrupts the run ended with.
+func (t *Translator) Interrupts() []PendingInterrupt { return t.pending }
+
+// StateKey is the default key of the shared state the bridge owns.
+const StateKey = "a2a"
+
+// State is the client's shared state with the bridge's key replaced by the
+// run's view of the A2A task; every other key is the client's, untouched.
+func (t *Translator) State() json.RawMessage {
+	state := map[string]any{}
+	if t.opt.Input != nil && len(t.opt.Input.State) > 0 {
+		var client map[string]any
+		if err := json.Unmarshal(t.opt.Input.State, &client); err == nil && client != nil {
+			state = client
+		}
+	}
+	key := t.opt.StateKey
+	if key == "" {
+		key = StateKey
+	}
+	view := map[string]any{"agent": t.opt.Agent}
+	if t.contextID != "" {
+		view["contextId"] = t.contextID
+	}
+	if t.taskID != "" {
+		view["task"] = map[string]any{"id": string(t.taskID), "state": stepName(t.state)}
+	}
+	if len(t.pending) > 0 {
+		ids := make([]any, len(t.pending))
+		for i, p := range t.pending {
+			ids[i] = p.Interrupt.ID
+		}
+		view["pendingInterrupts"] = ids
+	}
+	state[key] = view
+	b, err := json.Marshal(state)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}
+
+// interrupt ends the run waiting for the user. Proposed function calls
+// become server tool calls awaiting approval (reason tool_call); otherwise
+// the agent's question is one input_required (or auth_required) interrupt
+// with the answer's schema when the agent gave one. The question is also
+// shown as text (the only thing clients before 0.0.54 render), and the
+// state and the complete conversation are snapshotted before RUN_FINISHED so
+// the client holds what it needs to resume (AGUI-PROTOCOL.md §4.2).
+func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.Message) []agui.Event {
+	out = t.statusText(out, msg, statusQuestion)
+	var schema map[string]any
+	var proposals []ToolCallRef
+	var authDetails []any
+	if msg != nil {
+		for _, p := range msg.Parts {
+			if p == nil {
+				continue
+			}
+			if _, ok := p.Content.(a2a.TextPart); ok {
+				continue
+			}
+			if m, ok := p.Data().(map[string]any); ok && isSchemaPart(p) && schema == nil {
+				schema = m
+				continue
+			}
+			if kind, id, name, args, _ := functionCall(p); kind == adkFunctionCall && state == a2a.TaskStateInputRequired {
+				var ref ToolCallRef
+				out, ref = t.toolCall(out, id, name, args)
+				proposals = append(proposals, ref)
+				continue
+			}
+			if state == a2a.TaskStateAuthRequired {
+				if d := p.Data(); d != nil {
+					authDetails = append(authDetails, d)
+					continue
+				}
+				if u := p.URL(); u != "" {
+					authDetails = append(authDetails, map[string]any{"url": string(u)})
+					continue
+				}
+			}
+			out = t.nonTextPart(out, p, "")
+		}
+	}
+	out = t.flushHeld(out)
+	out = t.closeAll(out)
+
+	question := strings.TrimSpace(messageText(msg))
+	if question == "" {
+		question = "The agent needs more input to continue."
+	}
+	meta := func(extra map[string]any) map[string]any {
+		a := map[string]any{"agent": t.opt.Agent, "taskId": string(t.taskID), "contextId": t.contextID}
+		for k, v := range extra {
+			a[k] = v
+		}
+		return map[string]any{"a2a": a}
+	}
+	var expires time.Time
+	if t.opt.InterruptTTL > 0 && t.opt.Now != nil {
+		expires = time.UnixMilli(t.opt.Now()).Add(t.opt.InterruptTTL).UTC()
+	}
+	add := func(in agui.Interrupt, ref *ToolCallRef) {
+		if !expires.IsZero() && t.opt.V1 {
+			in.ExpiresAt = expires.Format(time.RFC3339Nano)
+		}
+		t.pending = append(t.pending, PendingInterrupt{Interrupt: in, ExpiresAt: expires, TaskID: string(t.taskID),
+			ContextID: t.contextID, State: string(state), ToolCall: ref})
+	}
+	switch {
+	case len(proposals) > 0:
+		for i := range proposals {
+			ref := proposals[i]
+			add(agui.Interrupt{
+				ID:             t.id("interrupt", string(t.taskID), ref.CallID),
+				Reason:         ReasonToolCall,
+				Message:        question,
+				ToolCallID:     ref.ToolCallID,
+				ResponseSchema: ApprovalSchema(),
+				Metadata:       meta(map[string]any{"callId": ref.CallID, "toolName": ref.Name}),
+			}, &ref)
+		}
+	case state == a2a.TaskStateAuthRequired:
+		extra := map[string]any{}
+		if len(authDetails) > 0 {
+			extra["auth"] = authDetails
+		}
+		add(agui.Interrupt{ID: t.id("interrupt", string(t.taskID)), Reason: ReasonAuthRequired,
+			Message: question, ResponseSchema: schema, Metadata: meta(extra)}, nil)
+	default:
+		add(agui.Interrupt{ID: t.id("interrupt", string(t.taskID)), Reason: ReasonInputRequired,
+			Message: question, ResponseSchema: schema, Metadata: meta(nil)}, nil)
+	}
+
+	out = t.emit(out, &agui.StateSnapshot{Snapshot: t.State()})
+	out = t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
+	interrupts := make([]agui.Interrupt, len(t.pending))
+	for i, p := range t.pending {
+		interrupts[i] = p.Interrupt
+	}
+	return t.finish(out, &agui.RunFinished{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID,
+		Outcome: &agui.Outcome{Type: agui.OutcomeInterrupt, Interrupts: interrupts}})
+}
