@@ -8,11 +8,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/mapping"
 )
 
 // BoltStore is the embedded backend: one bbolt file that survives
@@ -64,22 +68,31 @@ var (
 	bucketMeta    = []byte("meta")
 	bucketThreads = []byte("threads")
 	bucketJournal = []byte("journal")
-	keyFormat     = []byte("format")
+	// bucketInterrupts maps an interrupt id to its thread's key.
+	bucketInterrupts = []byte("interrupts")
+	keyFormat        = []byte("format")
 )
 
 // boltThread is a Thread as stored: its JSON names are the file format,
 // independent of Go field names.
 type boltThread struct {
-	Agent          string    `json:"agent"`
-	ThreadID       string    `json:"threadId"`
-	ContextID      string    `json:"contextId,omitempty"`
-	TaskID         string    `json:"taskId,omitempty"`
-	TaskState      string    `json:"taskState,omitempty"`
-	SeenMessageIDs []string  `json:"seenMessageIds,omitempty"`
-	ActiveRunID    string    `json:"activeRunId,omitempty"`
-	ActiveSince    time.Time `json:"activeSince,omitzero"`
-	Version        int64     `json:"version"`
-	UpdatedAt      time.Time `json:"updatedAt,omitzero"`
+	Agent          string                     `json:"agent"`
+	ThreadID       string                     `json:"threadId"`
+	ContextID      string                     `json:"contextId,omitempty"`
+	TaskID         string                     `json:"taskId,omitempty"`
+	TaskState      string                     `json:"taskState,omitempty"`
+	SeenMessageIDs []string                   `json:"seenMessageIds,omitempty"`
+	ActiveRunID    string                     `json:"activeRunId,omitempty"`
+	ActiveSince    time.Time                  `json:"activeSince,omitzero"`
+	Owner          string                     `json:"owner,omitempty"`
+	Messages       []agui.Message             `json:"messages,omitempty"`
+	State          json.RawMessage            `json:"state,omitempty"`
+	Interrupts     []mapping.PendingInterrupt `json:"interrupts,omitempty"`
+	Resolved       []ResolvedInterrupt        `json:"resolved,omitempty"`
+	ActiveResolved []ResolvedInterrupt        `json:"activeResolved,omitempty"`
+	ToolCalls      []mapping.ToolCallRef      `json:"toolCalls,omitempty"`
+	Version        int64                      `json:"version"`
+	UpdatedAt      time.Time                  `json:"updatedAt,omitzero"`
 }
 
 // boltEntry is an Entry as stored (its Seq is the key). Event is []byte,
@@ -122,7 +135,7 @@ func OpenBoltStore(path string) (*BoltStore, error) {
 		case string(f) != boltFormat:
 			return fmt.Errorf("file format %q, this bridge reads %q", f, boltFormat)
 		}
-		for _, name := range [][]byte{bucketThreads, bucketJournal} {
+		for _, name := range [][]byte{bucketThreads, bucketJournal, bucketInterrupts} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -210,6 +223,13 @@ func (s *BoltStore) GetThread(ctx context.Context, key ThreadKey) (*Thread, erro
 		SeenMessageIDs: rec.SeenMessageIDs,
 		ActiveRunID:    rec.ActiveRunID,
 		ActiveSince:    rec.ActiveSince,
+		Owner:          rec.Owner,
+		Messages:       rec.Messages,
+		State:          rec.State,
+		Interrupts:     rec.Interrupts,
+		Resolved:       rec.Resolved,
+		ActiveResolved: rec.ActiveResolved,
+		ToolCalls:      rec.ToolCalls,
 		Version:        rec.Version,
 		UpdatedAt:      rec.UpdatedAt,
 	}, nil
@@ -233,6 +253,13 @@ func (s *BoltStore) PutThread(ctx context.Context, th *Thread) (int64, error) {
 		SeenMessageIDs: th.SeenMessageIDs,
 		ActiveRunID:    th.ActiveRunID,
 		ActiveSince:    th.ActiveSince,
+		Owner:          th.Owner,
+		Messages:       th.Messages,
+		State:          th.State,
+		Interrupts:     th.Interrupts,
+		Resolved:       th.Resolved,
+		ActiveResolved: th.ActiveResolved,
+		ToolCalls:      th.ToolCalls,
 		Version:        next,
 		UpdatedAt:      time.Now(),
 	})
@@ -458,6 +485,48 @@ func (s *BoltStore) notify(key ThreadKey) {
 
 func (s *BoltStore) closedError() error {
 	return fmt.Errorf("tasks: bolt store %s: %w", s.path, bolterrors.ErrDatabaseNotOpen)
+}
+
+// IndexInterrupt implements Store.
+func (s *BoltStore) IndexInterrupt(ctx context.Context, id string, key ThreadKey) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketInterrupts).Put([]byte(id), boltKey(key))
+	})
+	if err != nil {
+		return fmt.Errorf("tasks: index interrupt %s: %w", id, err)
+	}
+	return nil
+}
+
+// InterruptThread implements Store.
+func (s *BoltStore) InterruptThread(ctx context.Context, id string) (ThreadKey, error) {
+	if err := ctx.Err(); err != nil {
+		return ThreadKey{}, err
+	}
+	var key ThreadKey
+	found := false
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		v := tx.Bucket(bucketInterrupts).Get([]byte(id))
+		if v == nil {
+			return nil
+		}
+		agent, thread, ok := strings.Cut(string(v), "\x00")
+		if !ok {
+			return fmt.Errorf("malformed thread key %q", v)
+		}
+		key, found = ThreadKey{Agent: agent, ThreadID: thread}, true
+		return nil
+	})
+	if err != nil {
+		return ThreadKey{}, fmt.Errorf("tasks: interrupt %s: %w", id, err)
+	}
+	if !found {
+		return ThreadKey{}, ErrNotFound
+	}
+	return key, nil
 }
 
 // Ping implements Store.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -31,6 +32,7 @@ type driver struct {
 	in     *agui.RunAgentInput
 	parts  []*a2a.Part
 	newIDs []string
+	resume *resumePlan // nil unless the run answers interrupts
 	log    *slog.Logger
 
 	tr    *mapping.Translator
@@ -72,14 +74,25 @@ func (d *driver) stopWaiting() {
 func (d *driver) setup() {
 	d.log = d.svc.log.With("agent", d.spec.Name, "thread_id", d.in.ThreadID, "run_id", d.in.RunID)
 	d.tr = mapping.New(mapping.Options{
-		ThreadID:   d.in.ThreadID,
-		RunID:      d.in.RunID,
-		Agent:      d.spec.Name,
-		V1:         d.in.IsV1(),
-		StatusText: d.spec.StatusText,
-		Now:        func() int64 { return time.Now().UnixMilli() },
+		ThreadID:       d.in.ThreadID,
+		RunID:          d.in.RunID,
+		Agent:          d.spec.Name,
+		V1:             d.in.IsV1(),
+		StatusText:     d.spec.StatusText,
+		Now:            func() int64 { return time.Now().UnixMilli() },
+		Input:          d.in,
+		InterruptTTL:   d.spec.InterruptTTL,
+		KnownToolCalls: d.thread.ToolCalls,
+		ResumedTask:    d.resumedTask(),
 	})
 	d.guard = agui.NewGuard(d.in.IsV1())
+}
+
+func (d *driver) resumedTask() a2a.TaskID {
+	if d.resume == nil {
+		return ""
+	}
+	return d.resume.taskID
 }
 
 func (d *driver) nothingToDo() {
@@ -110,7 +123,16 @@ func (d *driver) drive() {
 		d.finish()
 	}()
 
-	msg := a2a.NewUserMessage(d.thread.ContextID, d.continueTask(), d.parts...)
+	if d.resume != nil && d.resume.cancel {
+		d.cancelInterrupted(ctx)
+		return
+	}
+	msg := a2a.NewUserMessage(d.thread.ContextID, "", d.parts...)
+	if d.resume != nil {
+		// The answer goes to the interrupted task, in its context.
+		msg = a2a.NewUserMessage(d.resume.contextID, d.resume.taskID, d.parts...)
+		msg.Metadata = d.resume.metadata
+	}
 	var upstream error
 	if d.agent.Streaming() {
 		for ev, err := range d.agent.SendStreaming(ctx, msg) {
@@ -155,14 +177,28 @@ func (d *driver) drive() {
 	d.follow(ctx, upstream)
 }
 
-// continueTask is the task a new message continues: only one waiting for
-// input; any other message starts a new task in the same context.
-func (d *driver) continueTask() a2a.TaskID {
-	switch a2a.TaskState(d.thread.TaskState) {
-	case a2a.TaskStateInputRequired, a2a.TaskStateAuthRequired:
-		return a2a.TaskID(d.thread.TaskID)
+// cancelInterrupted answers a resume that cancels every interrupt: the
+// A2A task is cancelled and the run ends cancelled.
+func (d *driver) cancelInterrupted(ctx context.Context) {
+	id := d.resume.taskID
+	task, err := d.call(ctx, func(c context.Context) (*a2a.Task, error) { return d.agent.CancelTask(c, id) })
+	if err != nil {
+		// Already terminal, or the agent refuses: report what the task is.
+		task, err = d.call(ctx, func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) })
 	}
-	return ""
+	if err != nil {
+		if ctx.Err() == nil && d.decide(err) {
+			d.rejected = true
+			return
+		}
+		d.end(ctx, err)
+		return
+	}
+	if task.Status.State != a2a.TaskStateCanceled && !a2a.IsTerminal(task.Status.State) {
+		// The agent accepted the cancel but has not finished it yet.
+		task.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled}
+	}
+	d.deliver(task)
 }
 
 // deliver translates one upstream event; it reports whether to go on.
@@ -320,6 +356,14 @@ func (d *driver) finalize() {
 		return
 	}
 	d.released = true
+	interrupts := d.tr.Interrupts()
+	for _, p := range interrupts {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 10*time.Second)
+		if err := d.svc.store.IndexInterrupt(ctx, p.Interrupt.ID, d.thread.Key); err != nil {
+			d.log.Error("index interrupt", "interrupt_id", p.Interrupt.ID, "err", err)
+		}
+		cancel()
+	}
 	d.svc.release(d.thread, func(th *Thread) {
 		if c := d.tr.ContextID(); c != "" {
 			th.ContextID = c
@@ -327,11 +371,24 @@ func (d *driver) finalize() {
 		if id := d.tr.TaskID(); id != "" {
 			th.TaskID = string(id)
 		}
-		if st := d.tr.State(); st != "" {
+		if st := d.tr.TaskState(); st != "" {
 			th.TaskState = string(st)
 		}
 		if !d.reached {
 			return
+		}
+		// The agent got this run's input: answered interrupts are gone,
+		// the ones this run ended with are pending.
+		th.Interrupts = interrupts
+		if d.resume != nil {
+			th.Resolved = appendResolved(th.Resolved, d.resume.resolved)
+		}
+		th.Messages = d.tr.Conversation()
+		th.State = d.tr.State()
+		for _, ref := range d.tr.ToolCalls() {
+			if !slices.ContainsFunc(th.ToolCalls, func(r mapping.ToolCallRef) bool { return r.ToolCallID == ref.ToolCallID }) {
+				th.ToolCalls = append(th.ToolCalls, ref)
+			}
 		}
 		for _, id := range d.newIDs {
 			if !contains(th.SeenMessageIDs, id) {

@@ -9,8 +9,9 @@ import (
 // MemoryStore keeps everything in process memory. It is for tests and
 // single-process trials: nothing survives a restart.
 type MemoryStore struct {
-	mu      sync.Mutex
-	threads map[ThreadKey]*memThread
+	mu         sync.Mutex
+	threads    map[ThreadKey]*memThread
+	interrupts map[string]ThreadKey
 }
 
 type memThread struct {
@@ -24,7 +25,7 @@ var _ Store = (*MemoryStore)(nil)
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{threads: make(map[ThreadKey]*memThread)}
+	return &MemoryStore{threads: make(map[ThreadKey]*memThread), interrupts: make(map[string]ThreadKey)}
 }
 
 func (m *MemoryStore) thread(key ThreadKey) *memThread {
@@ -144,6 +145,25 @@ func (m *MemoryStore) Wait(ctx context.Context, key ThreadKey, after int64) erro
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// IndexInterrupt implements Store.
+func (m *MemoryStore) IndexInterrupt(_ context.Context, id string, key ThreadKey) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.interrupts[id] = key
+	return nil
+}
+
+// InterruptThread implements Store.
+func (m *MemoryStore) InterruptThread(_ context.Context, id string) (ThreadKey, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	key, ok := m.interrupts[id]
+	if !ok {
+		return ThreadKey{}, ErrNotFound
+	}
+	return key, nil
 }
 
 // Ping implements Store.

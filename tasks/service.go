@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/mapping"
@@ -44,6 +46,9 @@ type AgentSpec struct {
 	PollInitial time.Duration
 	PollMax     time.Duration
 	StatusText  mapping.StatusTextPolicy
+	// InterruptTTL, when positive, makes this agent's interrupts expire;
+	// the bridge refuses a resolve after that (a cancel is still taken).
+	InterruptTTL time.Duration
 }
 
 // Options configure a Service.
@@ -55,6 +60,10 @@ type Options struct {
 	// event, so that an unreachable agent is an HTTP error rather than a
 	// stream holding RUN_ERROR. Default 10s.
 	FirstEventWait time.Duration
+	// ExclusiveStore says this process is the store's only writer (memory
+	// and embedded stores): an active run recorded by another process is
+	// then known dead, e.g. after a crash, and does not block its thread.
+	ExclusiveStore bool
 }
 
 // Service runs AG-UI runs against A2A agents.
@@ -77,18 +86,25 @@ type Service struct {
 
 	mu      sync.Mutex
 	closing bool
+
+	// instance identifies this process's runs in thread records.
+	instance string
+	// exclusive says only this process writes the store.
+	exclusive bool
 }
 
 // NewService returns a Service; call Close to stop it.
 func NewService(opt Options) *Service {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	s := &Service{
-		store:  opt.Store,
-		agents: make(map[string]*AgentSpec, len(opt.Agents)),
-		log:    opt.Logger,
-		wait:   opt.FirstEventWait,
-		ctx:    ctx,
-		cancel: cancel,
+		store:     opt.Store,
+		agents:    make(map[string]*AgentSpec, len(opt.Agents)),
+		log:       opt.Logger,
+		wait:      opt.FirstEventWait,
+		ctx:       ctx,
+		cancel:    cancel,
+		instance:  uuid.NewString(),
+		exclusive: opt.ExclusiveStore,
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -144,6 +160,9 @@ type Run struct {
 	RunID string
 	store Store
 	after int64
+	// fixed holds the whole stream of a run answered without the agent
+	// or the journal (a rejected resume).
+	fixed [][]byte
 }
 
 // Events yields the run's encoded AG-UI events from its first to its
@@ -151,6 +170,14 @@ type Run struct {
 // with ctx's error when ctx ends.
 func (r *Run) Events(ctx context.Context) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
+		if r.fixed != nil {
+			for _, b := range r.fixed {
+				if !yield(b, nil) {
+					return
+				}
+			}
+			return
+		}
 		after := r.after
 		for {
 			entries, err := r.store.Read(ctx, r.Key, after, 256)
@@ -205,24 +232,56 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	}()
 
 	key := ThreadKey{Agent: agentName, ThreadID: in.ThreadID}
-	parts, newIDs, err := mapping.UserInput(in.Messages, s.seen(ctx, key))
+	current, err := s.store.GetThread(ctx, key)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		current = &Thread{Key: key}
+	case err != nil:
+		return nil, storeError(err)
+	}
+	parts, newIDs, err := mapping.UserInput(in.Messages, current.SeenMessageIDs)
 	if err != nil {
 		return nil, &Error{Status: http.StatusBadRequest, Code: "invalid_input", Message: err.Error()}
 	}
-	th, err := s.claim(ctx, key, in.RunID)
+	if current.ActiveRunID != "" && !s.stale(current) {
+		// An identical replay of the resume being run is answered by
+		// tailing that run rather than refused.
+		if rp := activeReplay(current, in); rp != nil {
+			return &Run{Key: key, RunID: rp.runID, store: s.store, after: rp.after}, nil
+		}
+		return nil, threadBusy(key, current.ActiveRunID)
+	}
+	plan, rp, rej := s.planRun(ctx, current, in)
+	switch {
+	case rej != nil:
+		return rejectedRun(key, in, rej), nil
+	case rp != nil:
+		return &Run{Key: key, RunID: rp.runID, store: s.store, after: rp.after}, nil
+	}
+
+	// Only the thread's active run appends to its journal, so the last
+	// sequence number read before claiming is where this run starts.
+	after, err := s.store.LastSeq(ctx, key)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	var answering []ResolvedInterrupt
+	if plan != nil {
+		parts = plan.parts
+		for i := range plan.resolved {
+			plan.resolved[i].RunID, plan.resolved[i].AfterSeq = in.RunID, after
+		}
+		answering = plan.resolved
+	}
+	th, err := s.claim(ctx, current, in.RunID, answering)
 	if err != nil {
 		return nil, err
 	}
-	after, err := s.store.LastSeq(ctx, key)
-	if err != nil {
-		s.release(th, nil)
-		return nil, storeError(err)
-	}
 	run := &Run{Key: key, RunID: in.RunID, store: s.store, after: after}
 	d := &driver{svc: s, spec: spec, thread: th, in: in, parts: parts, newIDs: newIDs,
-		accepted: make(chan error, 1)}
+		resume: plan, accepted: make(chan error, 1)}
 
-	if len(parts) == 0 {
+	if len(parts) == 0 && (plan == nil || !plan.cancel) {
 		// Nothing new to say to the agent (a client re-running a thread
 		// without a new user message): finish at once without calling it.
 		started = true
@@ -253,37 +312,66 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	return run, nil
 }
 
-func (s *Service) seen(ctx context.Context, key ThreadKey) []string {
-	th, err := s.store.GetThread(ctx, key)
-	if err != nil {
-		return nil
-	}
-	return th.SeenMessageIDs
-}
-
-// claim marks the thread as running runID, or fails with thread_busy.
-func (s *Service) claim(ctx context.Context, key ThreadKey, runID string) (*Thread, error) {
-	th, err := s.store.GetThread(ctx, key)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		th = &Thread{Key: key}
-	case err != nil:
-		return nil, storeError(err)
-	}
-	if th.ActiveRunID != "" {
-		return nil, threadBusy(key, th.ActiveRunID)
-	}
+// claim marks th (as read) as running runID, or fails with thread_busy
+// when another request claimed it since.
+func (s *Service) claim(ctx context.Context, th *Thread, runID string, answering []ResolvedInterrupt) (*Thread, error) {
+	th = th.Clone()
 	th.ActiveRunID = runID
+	th.ActiveResolved = answering
 	th.ActiveSince = time.Now()
+	th.Owner = s.instance
 	v, err := s.store.PutThread(ctx, th)
 	if errors.Is(err, ErrConflict) {
-		return nil, threadBusy(key, "another run")
+		return nil, threadBusy(th.Key, "another run")
 	}
 	if err != nil {
 		return nil, storeError(err)
 	}
 	th.Version = v
 	return th, nil
+}
+
+// stale reports whether th's active run belongs to a bridge process that
+// no longer exists: with an exclusive store (memory, embedded) only this
+// process writes, so a run it does not own died with an earlier process.
+func (s *Service) stale(th *Thread) bool {
+	return s.exclusive && th.Owner != s.instance
+}
+
+// activeReplay matches a resume identical to the one the active run is
+// answering.
+func activeReplay(th *Thread, in *agui.RunAgentInput) *replay {
+	if len(in.Resume) == 0 || len(th.ActiveResolved) == 0 {
+		return nil
+	}
+	for _, r := range in.Resume {
+		ok := false
+		for _, a := range th.ActiveResolved {
+			if a.ID == r.InterruptID && a.Status == r.Status && a.PayloadHash == payloadHash(r.Payload) {
+				ok = true
+			}
+		}
+		if !ok {
+			return nil
+		}
+	}
+	return &replay{runID: th.ActiveResolved[0].RunID, after: th.ActiveResolved[0].AfterSeq}
+}
+
+// rejectedRun answers a resume that breaks the interrupt contract with
+// RUN_STARTED and RUN_ERROR{code}, without touching the thread.
+func rejectedRun(key ThreadKey, in *agui.RunAgentInput, rej *rejection) *Run {
+	started := &agui.RunStarted{ThreadID: in.ThreadID, RunID: in.RunID}
+	if in.IsV1() {
+		started.ProtocolVersion = "1.0"
+	}
+	var fixed [][]byte
+	for _, e := range []agui.Event{started, &agui.RunError{Message: rej.message, Code: rej.code}} {
+		agui.BaseOf(e).Timestamp = time.Now().UnixMilli()
+		b, _ := agui.Marshal(e)
+		fixed = append(fixed, b)
+	}
+	return &Run{Key: key, RunID: in.RunID, fixed: fixed}
 }
 
 // release ends the thread's active run. update, when non-nil, records what
@@ -309,6 +397,7 @@ func (s *Service) release(th *Thread, update func(*Thread)) {
 		}
 		cur.ActiveRunID = ""
 		cur.ActiveSince = time.Time{}
+		cur.ActiveResolved = nil
 		if update != nil {
 			update(cur)
 		}

@@ -21,8 +21,10 @@ import (
 type scriptedAgent struct {
 	streaming bool
 	// stream is what SendStreaming yields; a nil event with an error ends
-	// it with that error.
+	// it with that error. turns, when set, are yielded by successive calls
+	// instead (the last repeats).
 	stream []scripted
+	turns  [][]scripted
 	// send is what Send returns.
 	send    a2a.Event
 	sendErr error
@@ -49,13 +51,17 @@ func (s *scriptedAgent) SendStreaming(ctx context.Context, msg *a2a.Message) ite
 	return func(yield func(a2a.Event, error) bool) {
 		s.mu.Lock()
 		s.sent = append(s.sent, msg)
+		stream := s.stream
+		if len(s.turns) > 0 {
+			stream = s.turns[min(len(s.sent), len(s.turns))-1]
+		}
 		s.mu.Unlock()
 		if s.block {
 			<-ctx.Done()
 			yield(nil, ctx.Err())
 			return
 		}
-		for _, e := range s.stream {
+		for _, e := range stream {
 			if ctx.Err() != nil {
 				yield(nil, ctx.Err())
 				return

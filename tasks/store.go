@@ -2,8 +2,12 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/mapping"
 )
 
 // Store errors.
@@ -41,16 +45,56 @@ type Thread struct {
 	ActiveRunID string
 	// ActiveSince is when the active run started.
 	ActiveSince time.Time
+	// Owner is the bridge instance running the active run. An embedded
+	// store has one writer, so a run owned by an earlier process is dead.
+	Owner string
+	// Messages is the conversation after the last run (the client's
+	// messages with their ids, then the bridge's), and State the shared
+	// state: the thread snapshot route serves them.
+	Messages []agui.Message
+	State    json.RawMessage
+	// Interrupts are pending: the next run must resume every one.
+	Interrupts []mapping.PendingInterrupt
+	// Resolved remembers answered interrupts, so an identical replay of a
+	// resume is answered from the journal instead of reaching the agent;
+	// ActiveResolved are those the active run is answering.
+	Resolved       []ResolvedInterrupt
+	ActiveResolved []ResolvedInterrupt
+	// ToolCalls are the server tool calls shown on this thread, so a later
+	// run reports their results on the original tool call ids.
+	ToolCalls []mapping.ToolCallRef
 	// Version is the optimistic-concurrency version: 0 for a thread not
 	// yet stored, then incremented by every successful Put.
 	Version   int64
 	UpdatedAt time.Time
 }
 
-// Clone returns a deep copy, so a caller never aliases stored slices.
+// ResolvedInterrupt is an interrupt a resume run answered.
+type ResolvedInterrupt struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	// PayloadHash identifies the payload (SHA-256 of its canonical JSON).
+	PayloadHash string `json:"payloadHash"`
+	// RunID and AfterSeq locate the resume run's events in the journal.
+	RunID    string    `json:"runId"`
+	AfterSeq int64     `json:"afterSeq"`
+	At       time.Time `json:"at"`
+}
+
+// maxResolved bounds the answered interrupts a thread remembers.
+const maxResolved = 64
+
+// Clone returns a deep copy of the slices, so a caller never aliases
+// stored data. Elements are values the bridge never mutates in place.
 func (t *Thread) Clone() *Thread {
 	c := *t
 	c.SeenMessageIDs = append([]string(nil), t.SeenMessageIDs...)
+	c.Messages = append([]agui.Message(nil), t.Messages...)
+	c.State = append(json.RawMessage(nil), t.State...)
+	c.Interrupts = append([]mapping.PendingInterrupt(nil), t.Interrupts...)
+	c.Resolved = append([]ResolvedInterrupt(nil), t.Resolved...)
+	c.ActiveResolved = append([]ResolvedInterrupt(nil), t.ActiveResolved...)
+	c.ToolCalls = append([]mapping.ToolCallRef(nil), t.ToolCalls...)
 	return &c
 }
 
@@ -88,6 +132,11 @@ type Store interface {
 	// Wait blocks until the journal has an entry with Seq > after, or ctx
 	// ends (then it returns ctx's error).
 	Wait(ctx context.Context, key ThreadKey, after int64) error
+	// IndexInterrupt records which thread raised an interrupt, and
+	// InterruptThread looks it up (ErrNotFound when unknown), so a resume
+	// on the wrong thread is told apart from an unknown id.
+	IndexInterrupt(ctx context.Context, interruptID string, key ThreadKey) error
+	InterruptThread(ctx context.Context, interruptID string) (ThreadKey, error)
 	// Ping reports whether the store is usable (readiness).
 	Ping(ctx context.Context) error
 	Close() error

@@ -42,11 +42,11 @@ func startBridge(t *testing.T, tweak func(*config.Config)) *testBridge {
 		cfg.Agents = append(cfg.Agents, config.Agent{Name: name, URL: demo.URL(name)})
 	}
 	for _, b := range []struct{ suffix, transport string }{{"-rest", "HTTP+JSON"}, {"-grpc", "GRPC"}, {"-jsonrpc", "JSONRPC"}} {
-		for _, name := range []string{"streamer", "asker", "failer", "chatter"} {
+		for _, name := range []string{"streamer", "asker", "failer", "chatter", "approver"} {
 			cfg.Agents = append(cfg.Agents, config.Agent{Name: name + b.suffix, URL: demo.URL(name), Transports: []string{b.transport}})
 		}
 	}
-	for _, name := range []string{"streamer", "asker", "failer", "narrator"} {
+	for _, name := range []string{"streamer", "asker", "failer", "narrator", "approver"} {
 		cfg.Agents = append(cfg.Agents, config.Agent{Name: name + "-v03", URL: demo.URLv03(name)})
 	}
 	cfg.Agents = append(cfg.Agents,
@@ -301,9 +301,10 @@ func TestTimeoutCancelsTask(t *testing.T) {
 	}
 }
 
-// TestInterruptThenAnswer: INPUT_REQUIRED ends the run with an interrupt
-// outcome; the next user message continues the same A2A task.
-func TestInterruptThenAnswer(t *testing.T) {
+// TestInterruptThenResume: INPUT_REQUIRED ends the run with snapshots and
+// an interrupt outcome; a resume continues the same A2A task, over every
+// binding.
+func TestInterruptThenResume(t *testing.T) {
 	t.Parallel()
 	b := startBridge(t, nil)
 	for _, agent := range []string{"asker", "asker-grpc", "asker-rest", "asker-v03"} {
@@ -317,18 +318,27 @@ func TestInterruptThenAnswer(t *testing.T) {
 				t.Fatalf("want an interrupt outcome:\n%s", r.body)
 			}
 			in := o.Interrupts[0]
-			if in.Reason != "input_required" || in.ResponseSchema == nil || !strings.Contains(in.Message, "city") {
+			if in.Reason != "input_required" || in.ResponseSchema == nil || in.Message != agents.AskerQuestion {
 				t.Fatalf("interrupt %+v", in)
+			}
+			n := len(r.events)
+			if r.events[n-3].Type() != agui.EventStateSnapshot || r.events[n-2].Type() != agui.EventMessagesSnapshot {
+				t.Fatalf("snapshots must precede the interrupt:\n%s", r.body)
+			}
+			if snap := r.events[n-2].(*agui.MessagesSnapshot); snap.Messages[0].ID != "u1" {
+				t.Fatalf("messages snapshot lost the client's message id: %+v", snap.Messages)
 			}
 			meta := in.Metadata["a2a"].(map[string]any)
 			th, err := b.store.GetThread(t.Context(), tasks.ThreadKey{Agent: agent, ThreadID: thread})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if meta["taskId"] != th.TaskID || meta["contextId"] != th.ContextID || th.ContextID == "" {
+			if meta["taskId"] != th.TaskID || meta["contextId"] != th.ContextID || th.ContextID == "" || meta["agent"] != agent {
 				t.Fatalf("interrupt metadata %v, thread %+v", meta, th)
 			}
-			r2 := b.post(t, agent, runBody(thread, "run-2", true, userMsg("u1", "What's the weather?"), userMsg("u2", "Paris")))
+
+			resume := resumeBody(thread, "run-2", in.ID, `{"city":"Paris"}`, userMsg("u1", "What's the weather?"))
+			r2 := b.post(t, agent, resume)
 			r2.check(t, true)
 			r2.wantAnswerOnce(t, agents.WeatherAnswer("Paris"))
 			th2, err := b.store.GetThread(t.Context(), tasks.ThreadKey{Agent: agent, ThreadID: thread})
@@ -338,7 +348,62 @@ func TestInterruptThenAnswer(t *testing.T) {
 			if th2.TaskID != th.TaskID || th2.ContextID != th.ContextID || th2.TaskState != string(a2a.TaskStateCompleted) {
 				t.Fatalf("thread after resume %+v, before %+v", th2, th)
 			}
+			// The same resume again is answered from the journal.
+			r3 := b.post(t, agent, resumeBody(thread, "run-3", in.ID, `{"city":"Paris"}`, userMsg("u1", "What's the weather?")))
+			if !bytes.Equal(r3.body, r2.body) {
+				t.Fatalf("replay differs:\n%s\n---\n%s", r2.body, r3.body)
+			}
 		})
+	}
+}
+
+func resumeBody(threadID, runID, interruptID, payload string, messages ...agui.Message) []byte {
+	in := map[string]any{"threadId": threadID, "runId": runID, "messages": messages, "protocolVersion": "1.0",
+		"resume": []any{map[string]any{"interruptId": interruptID, "status": "resolved", "payload": json.RawMessage(payload)}}}
+	b, _ := json.Marshal(in)
+	return b
+}
+
+// TestToolApprovalOverEveryBinding: the approver's proposed booking is a
+// server tool call awaiting approval; approving reports the result on the
+// original tool call without re-emitting it.
+func TestToolApprovalOverEveryBinding(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	for _, agent := range []string{"approver", "approver-grpc", "approver-rest", "approver-v03"} {
+		for _, v1 := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/v1=%v", agent, v1), func(t *testing.T) {
+				t.Parallel()
+				thread := fmt.Sprintf("th-%s-%v", agent, v1)
+				r := b.post(t, agent, runBody(thread, "run-1", v1, userMsg("u1", "Book my flight")))
+				r.check(t, v1)
+				in := r.outcome().Interrupts[0]
+				if in.Reason != "tool_call" || in.ToolCallID == "" {
+					t.Fatalf("interrupt %+v", in)
+				}
+				body := map[string]any{"threadId": thread, "runId": "run-2", "messages": []any{userMsg("u1", "Book my flight")},
+					"resume": []any{map[string]any{"interruptId": in.ID, "status": "resolved", "payload": map[string]any{"approved": true}}}}
+				if v1 {
+					body["protocolVersion"] = "1.0"
+				}
+				raw, _ := json.Marshal(body)
+				r2 := b.post(t, agent, raw)
+				r2.check(t, v1)
+				var result *agui.ToolCallResult
+				for _, e := range r2.events {
+					switch e := e.(type) {
+					case *agui.ToolCallStart:
+						t.Fatal("the resumed run re-emitted TOOL_CALL_START")
+					case *agui.ToolCallResult:
+						result = e
+					}
+				}
+				if result == nil || result.ToolCallID != in.ToolCallID || !strings.Contains(result.Content, "ABC123") {
+					t.Fatalf("result %+v\n%s", result, r2.body)
+				}
+				r2.wantAnswerOnce(t, agents.BookedAnswer(agents.BookingArgs()))
+			})
+		}
 	}
 }
 

@@ -76,9 +76,12 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger) *bridge {
 			PollInitial:    time.Duration(a.Poll.Initial),
 			PollMax:        time.Duration(a.Poll.Max),
 			StatusText:     mapping.StatusTextPolicy(a.StatusText),
+			InterruptTTL:   time.Duration(a.InterruptTTL),
 		})
 	}
-	svc := tasks.NewService(tasks.Options{Store: store, Agents: specs, Logger: log})
+	// Memory and embedded stores have this process as their only writer.
+	exclusive := cfg.Store.Kind == config.StoreMemory || cfg.Store.Kind == config.StoreEmbedded
+	svc := tasks.NewService(tasks.Options{Store: store, Agents: specs, Logger: log, ExclusiveStore: exclusive})
 	handler := aguihttp.New(aguihttp.Options{
 		Runner: aguihttp.RunnerFunc(func(ctx context.Context, agent string, in *agui.RunAgentInput) (aguihttp.Stream, error) {
 			return svc.StartRun(ctx, agent, in)

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -12,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/mapping"
 	"github.com/a2a-agui-bridge/bridge/tasks"
 )
 
@@ -43,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) tasks.Store) {
 		{"WaitWakes", testWaitWakes},
 		{"WaitCancel", testWaitCancel},
 		{"IndependentKeys", testIndependentKeys},
+		{"InterruptIndex", testInterruptIndex},
 		{"Ping", testPing},
 		{"Close", testClose},
 	}
@@ -81,6 +85,22 @@ func sample(key tasks.ThreadKey) *tasks.Thread {
 		SeenMessageIDs: []string{"m1", "m2"},
 		ActiveRunID:    "run-1",
 		ActiveSince:    time.Date(2026, 5, 1, 12, 30, 0, 123456789, time.UTC),
+		Owner:          "instance-1",
+		Messages: []agui.Message{
+			{ID: "m1", Role: agui.RoleUser, Content: agui.TextContent("Book a flight")},
+			{ID: "a1", Role: agui.RoleAssistant, Content: agui.TextContent("Approve?"), ToolCalls: []agui.ToolCall{
+				{ID: "tc1", Type: "function", Function: agui.FunctionCall{Name: "book", Arguments: `{"n":2}`}}}},
+		},
+		State: json.RawMessage(`{"a2a":{"agent":"x"},"theme":"dark"}`),
+		Interrupts: []mapping.PendingInterrupt{{
+			Interrupt: agui.Interrupt{ID: "int-1", Reason: "tool_call", Message: "Approve?", ToolCallID: "tc1",
+				ResponseSchema: map[string]any{"type": "object"}, Metadata: map[string]any{"a2a": map[string]any{"taskId": "task-1"}}},
+			ExpiresAt: time.Date(2026, 5, 1, 13, 0, 0, 0, time.UTC), TaskID: "task-1", ContextID: "ctx-1",
+			State: "TASK_STATE_INPUT_REQUIRED", ToolCall: &mapping.ToolCallRef{CallID: "c1", Name: "book", Args: json.RawMessage(`{"n":2}`), ToolCallID: "tc1"},
+		}},
+		Resolved:       []tasks.ResolvedInterrupt{{ID: "int-0", Status: "resolved", PayloadHash: "ab", RunID: "run-0", AfterSeq: 3, At: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}},
+		ActiveResolved: []tasks.ResolvedInterrupt{{ID: "int-9", Status: "cancelled", RunID: "run-1", AfterSeq: 7, At: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}},
+		ToolCalls:      []mapping.ToolCallRef{{CallID: "c1", Name: "book", Args: json.RawMessage(`{"n":2}`), ToolCallID: "tc1"}},
 	}
 }
 
@@ -639,6 +659,26 @@ func testIndependentKeys(t *testing.T, s tasks.Store) {
 			if e.RunID != fmt.Sprint("run-", i) {
 				t.Errorf("Read(%q) has seq %d of %s, want only run-%d", k, e.Seq, e.RunID, i)
 			}
+		}
+	}
+}
+
+func testInterruptIndex(t *testing.T, s tasks.Store) {
+	ctx := t.Context()
+	if _, err := s.InterruptThread(ctx, "int-missing"); !errors.Is(err, tasks.ErrNotFound) {
+		t.Fatalf("unknown interrupt: %v, want ErrNotFound", err)
+	}
+	a, b := tasks.ThreadKey{Agent: "a", ThreadID: "b/c"}, tasks.ThreadKey{Agent: "a/b", ThreadID: "c"}
+	if err := s.IndexInterrupt(ctx, "int-a", a); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.IndexInterrupt(ctx, "int-b", b); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]tasks.ThreadKey{"int-a": a, "int-b": b} {
+		got, err := s.InterruptThread(ctx, id)
+		if err != nil || got != want {
+			t.Errorf("InterruptThread(%s) = %v, %v; want %v", id, got, err, want)
 		}
 	}
 }

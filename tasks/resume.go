@@ -1,0 +1,341 @@
+package tasks
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/mapping"
+)
+
+// RUN_ERROR codes for resumes that break a rule of the AG-UI interrupt
+// contract (AGUI-PROTOCOL.md §4.2). Each rule has its own code so a
+// frontend can tell what to fix.
+const (
+	// CodeInterruptPending: the thread has pending interrupts and the
+	// input carries no resume (rule 4).
+	CodeInterruptPending = "interrupt_pending"
+	// CodeInterruptNotResumed: the resume leaves a pending interrupt
+	// unanswered (rule 3: partial resumes are not supported).
+	CodeInterruptNotResumed = "interrupt_not_resumed"
+	// CodeResumeUnknownInterrupt: an interruptId correlates to no interrupt
+	// the bridge raised (rule 2).
+	CodeResumeUnknownInterrupt = "resume_unknown_interrupt"
+	// CodeResumeWrongThread: the interrupt belongs to another thread
+	// (rule 1).
+	CodeResumeWrongThread = "resume_wrong_thread"
+	// CodeResumeDuplicate: the same interruptId twice in one resume.
+	CodeResumeDuplicate = "resume_duplicate"
+	// CodeInterruptExpired: resolved past the interrupt's expiry (rule 7);
+	// cancelling an expired interrupt is allowed.
+	CodeInterruptExpired = "interrupt_expired"
+	// CodeResumePayloadMissing: status "resolved" without a payload
+	// (rule 8).
+	CodeResumePayloadMissing = "resume_payload_missing"
+	// CodeResumePayloadInvalid: the payload fails the interrupt's
+	// responseSchema (rule 6).
+	CodeResumePayloadInvalid = "resume_payload_invalid"
+	// CodeInterruptAlreadyResolved: the interrupt was already answered
+	// differently; an identical replay is answered from the journal
+	// instead (rule 5).
+	CodeInterruptAlreadyResolved = "interrupt_already_resolved"
+	// CodeToolResultNotAllowed: the client sent a result for a tool call
+	// the remote agent executes.
+	CodeToolResultNotAllowed = "tool_result_not_allowed"
+)
+
+// rejection is a resume the bridge refuses: the run is RUN_STARTED then
+// RUN_ERROR{code}, and nothing is written to the thread.
+type rejection struct {
+	code, message string
+}
+
+// resumePlan is a valid resume: what to send to the agent.
+type resumePlan struct {
+	taskID    a2a.TaskID
+	contextID string
+	parts     []*a2a.Part
+	metadata  map[string]any
+	// cancel is set when every interrupt was cancelled: the bridge
+	// cancels the A2A task instead of answering it.
+	cancel   bool
+	resolved []ResolvedInterrupt
+}
+
+// replay locates the events of an earlier resume run that an identical
+// resume is answered with.
+type replay struct {
+	runID string
+	after int64
+}
+
+// planRun decides what a run on th does with in: nothing special (nil
+// results), a rejection, a replay of an earlier identical resume, or a
+// resume plan.
+func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInput) (*resumePlan, *replay, *rejection) {
+	if rej := checkToolResults(th, in); rej != nil {
+		return nil, nil, rej
+	}
+	if len(in.Resume) == 0 {
+		if len(th.Interrupts) > 0 {
+			ids := make([]string, len(th.Interrupts))
+			for i, p := range th.Interrupts {
+				ids[i] = p.Interrupt.ID
+			}
+			return nil, nil, &rejection{CodeInterruptPending, fmt.Sprintf(
+				"the thread has %d pending interrupt(s) (%s); the next run must carry a resume addressing them",
+				len(ids), strings.Join(ids, ", "))}
+		}
+		return nil, nil, nil
+	}
+
+	seen := map[string]bool{}
+	for _, r := range in.Resume {
+		if seen[r.InterruptID] {
+			return nil, nil, &rejection{CodeResumeDuplicate, fmt.Sprintf("interrupt %s is answered twice", r.InterruptID)}
+		}
+		seen[r.InterruptID] = true
+	}
+	if len(th.Interrupts) == 0 {
+		rp, rej := s.matchReplay(ctx, th, in)
+		return nil, rp, rej
+	}
+
+	pending := map[string]mapping.PendingInterrupt{}
+	for _, p := range th.Interrupts {
+		pending[p.Interrupt.ID] = p
+	}
+	for _, r := range in.Resume {
+		if _, ok := pending[r.InterruptID]; !ok {
+			return nil, nil, s.unknownInterrupt(ctx, th, r.InterruptID)
+		}
+	}
+	for _, p := range th.Interrupts {
+		if !seen[p.Interrupt.ID] {
+			return nil, nil, &rejection{CodeInterruptNotResumed, fmt.Sprintf(
+				"resume must address pending interrupt %s (partial resumes are not supported)", p.Interrupt.ID)}
+		}
+	}
+
+	plan := &resumePlan{cancel: true}
+	now := time.Now()
+	var acks []any
+	for _, r := range in.Resume {
+		p := pending[r.InterruptID]
+		plan.taskID, plan.contextID = a2a.TaskID(p.TaskID), p.ContextID
+		if r.Status == agui.ResumeResolved {
+			plan.cancel = false
+			if !p.ExpiresAt.IsZero() && now.After(p.ExpiresAt) {
+				return nil, nil, &rejection{CodeInterruptExpired, fmt.Sprintf(
+					"interrupt %s expired at %s; cancel it to continue the thread", p.Interrupt.ID, p.ExpiresAt.Format(time.RFC3339))}
+			}
+			if isAbsent(r.Payload) {
+				return nil, nil, &rejection{CodeResumePayloadMissing, fmt.Sprintf(
+					"resume of interrupt %s has status resolved but no payload", p.Interrupt.ID)}
+			}
+			if err := validatePayload(p.Interrupt.ResponseSchema, r.Payload); err != nil {
+				return nil, nil, &rejection{CodeResumePayloadInvalid, fmt.Sprintf(
+					"the payload for interrupt %s does not match its responseSchema: %v", p.Interrupt.ID, err)}
+			}
+		}
+		parts, err := answerParts(p, r)
+		if err != nil {
+			return nil, nil, &rejection{CodeResumePayloadInvalid, fmt.Sprintf("interrupt %s: %v", p.Interrupt.ID, err)}
+		}
+		plan.parts = append(plan.parts, parts...)
+		plan.resolved = append(plan.resolved, ResolvedInterrupt{ID: r.InterruptID, Status: r.Status,
+			PayloadHash: payloadHash(r.Payload), At: now})
+		acks = append(acks, map[string]any{"interruptId": r.InterruptID, "status": r.Status})
+	}
+	first := acks[0].(map[string]any)
+	plan.metadata = map[string]any{"ag-ui": map[string]any{
+		"interruptId": first["interruptId"], "status": first["status"], "resume": acks}}
+	return plan, nil, nil
+}
+
+// matchReplay answers a resume on a thread with nothing pending: an exact
+// replay of an earlier resume gets that run's events again; anything else
+// names the rule it breaks.
+func (s *Service) matchReplay(ctx context.Context, th *Thread, in *agui.RunAgentInput) (*replay, *rejection) {
+	var rp *replay
+	for _, r := range in.Resume {
+		var match *ResolvedInterrupt
+		for i := range th.Resolved {
+			if th.Resolved[i].ID == r.InterruptID {
+				match = &th.Resolved[i]
+			}
+		}
+		if match == nil {
+			return nil, s.unknownInterrupt(ctx, th, r.InterruptID)
+		}
+		if match.Status != r.Status || match.PayloadHash != payloadHash(r.Payload) {
+			return nil, &rejection{CodeInterruptAlreadyResolved, fmt.Sprintf(
+				"interrupt %s was already resolved with a different answer", r.InterruptID)}
+		}
+		if rp != nil && rp.runID != match.RunID {
+			return nil, &rejection{CodeInterruptAlreadyResolved, "the interrupts were resolved by different runs"}
+		}
+		rp = &replay{runID: match.RunID, after: match.AfterSeq}
+	}
+	return rp, nil
+}
+
+func (s *Service) unknownInterrupt(ctx context.Context, th *Thread, id string) *rejection {
+	if key, err := s.store.InterruptThread(ctx, id); err == nil && key != th.Key {
+		return &rejection{CodeResumeWrongThread, fmt.Sprintf(
+			"interrupt %s belongs to another thread; resume it on the thread that raised it", id)}
+	}
+	return &rejection{CodeResumeUnknownInterrupt, fmt.Sprintf("interrupt %s is not pending on this thread", id)}
+}
+
+// checkToolResults refuses a client-made tool message for a call the
+// remote agent executes: only the agent produces those results.
+func checkToolResults(th *Thread, in *agui.RunAgentInput) *rejection {
+	if len(th.ToolCalls) == 0 {
+		return nil
+	}
+	known := map[string]bool{}
+	for _, m := range th.Messages {
+		known[m.ID] = true
+	}
+	for _, m := range in.Messages {
+		if m.Role != agui.RoleTool || known[m.ID] {
+			continue
+		}
+		for _, ref := range th.ToolCalls {
+			if ref.ToolCallID == m.ToolCallID {
+				return &rejection{CodeToolResultNotAllowed, fmt.Sprintf(
+					"tool call %s (%s) is executed by the remote agent; answer its approval interrupt instead of sending a result",
+					ref.ToolCallID, ref.Name)}
+			}
+		}
+	}
+	return nil
+}
+
+// answerParts turns one resume entry into what the agent receives. A tool
+// approval becomes an ADK function_response naming the call (denials and
+// cancellations included, so the agent knows); any other answer is the
+// payload as a data part, plus a text part when it is a string.
+func answerParts(p mapping.PendingInterrupt, r agui.ResumeEntry) ([]*a2a.Part, error) {
+	if p.ToolCall != nil {
+		var answer struct {
+			Approved   bool            `json:"approved"`
+			EditedArgs json.RawMessage `json:"editedArgs"`
+		}
+		if r.Status == agui.ResumeResolved {
+			if err := json.Unmarshal(r.Payload, &answer); err != nil {
+				return nil, fmt.Errorf("a tool approval payload must be an object with approved: %v", err)
+			}
+		}
+		args := p.ToolCall.Args
+		if !isAbsent(answer.EditedArgs) {
+			args = answer.EditedArgs // a full replacement, not a merge (§4.3)
+		}
+		var argsValue any
+		_ = json.Unmarshal(args, &argsValue)
+		response := map[string]any{"approved": answer.Approved && r.Status == agui.ResumeResolved, "args": argsValue}
+		if r.Status == agui.ResumeCancelled {
+			response["cancelled"] = true
+		}
+		part := a2a.NewDataPart(map[string]any{"id": p.ToolCall.CallID, "name": p.ToolCall.Name, "response": response})
+		part.Metadata = map[string]any{"adk_type": "function_response"}
+		return []*a2a.Part{part}, nil
+	}
+	if r.Status == agui.ResumeCancelled {
+		return nil, nil
+	}
+	var value any
+	dec := json.NewDecoder(bytes.NewReader(r.Payload))
+	dec.UseNumber()
+	if err := dec.Decode(&value); err != nil {
+		return nil, fmt.Errorf("payload is not JSON: %v", err)
+	}
+	parts := []*a2a.Part{a2a.NewDataPart(value)}
+	if s, ok := value.(string); ok {
+		parts = append([]*a2a.Part{a2a.NewTextPart(s)}, parts...)
+	}
+	return parts, nil
+}
+
+func isAbsent(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) == 0 || bytes.Equal(t, []byte("null"))
+}
+
+// validatePayload checks payload against schema with a JSON Schema
+// validator. A schema the agent sent that does not compile cannot be
+// enforced; the payload then passes (the agent sees it and can object).
+func validatePayload(schema map[string]any, payload json.RawMessage) error {
+	if len(schema) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("interrupt-schema.json", doc); err != nil {
+		return nil
+	}
+	sch, err := c.Compile("interrupt-schema.json")
+	if err != nil {
+		return nil
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(payload))
+	if err != nil {
+		return fmt.Errorf("payload is not JSON: %v", err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			return errors.New(strings.Join(strings.Fields(ve.Error()), " "))
+		}
+		return err
+	}
+	return nil
+}
+
+// payloadHash identifies a payload by the SHA-256 of its canonical JSON
+// (object keys sorted), so a replay with reordered keys still matches.
+func payloadHash(payload json.RawMessage) string {
+	if isAbsent(payload) {
+		return ""
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	canonical := []byte(payload)
+	if dec.Decode(&v) == nil {
+		if b, err := json.Marshal(v); err == nil {
+			canonical = b
+		}
+	}
+	sum := sha256.Sum256(canonical)
+	return hex.EncodeToString(sum[:])
+}
+
+// appendResolved adds answered interrupts to the thread's memory, keeping
+// the newest maxResolved.
+func appendResolved(list, add []ResolvedInterrupt) []ResolvedInterrupt {
+	list = append(list, add...)
+	if over := len(list) - maxResolved; over > 0 {
+		list = slices.Delete(list, 0, over)
+	}
+	return list
+}

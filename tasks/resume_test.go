@@ -1,0 +1,424 @@
+package tasks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/mapping"
+)
+
+func status(state a2a.TaskState, parts ...*a2a.Part) *a2a.StatusUpdate {
+	u := &a2a.StatusUpdate{TaskID: "task-1", ContextID: "ctx-1", Status: a2a.TaskStatus{State: state}}
+	if len(parts) > 0 {
+		u.Status.Message = &a2a.Message{ID: "m", Role: a2a.RoleAgent, Parts: parts}
+	}
+	return u
+}
+
+func schemaPart() *a2a.Part {
+	p := a2a.NewDataPart(map[string]any{"type": "object", "properties": map[string]any{"city": map[string]any{"type": "string"}},
+		"required": []any{"city"}})
+	p.MediaType = mapping.SchemaMediaType
+	return p
+}
+
+func callPart(id string) *a2a.Part {
+	p := a2a.NewDataPart(map[string]any{"id": id, "name": "book_flight", "args": map[string]any{"flight": "LH123", "passengers": 2}})
+	p.Metadata = map[string]any{"adk_type": "function_call", "adk_is_long_running": true}
+	return p
+}
+
+// askTurns: turn 1 asks for a city; turn 2 answers.
+func askTurns() [][]scripted {
+	return [][]scripted{
+		{{ev: task(a2a.TaskStateSubmitted, "")}, {ev: status(a2a.TaskStateInputRequired, a2a.NewTextPart("Which city?"), schemaPart())}},
+		{{ev: status(a2a.TaskStateWorking)}, {ev: chunk("Sunny.", false)}, {ev: status(a2a.TaskStateCompleted)}},
+	}
+}
+
+func resumeInput(thread, run string, entries ...agui.ResumeEntry) *agui.RunAgentInput {
+	in := input(thread, run)
+	in.ProtocolVersion = "1.0"
+	in.Resume = entries
+	return in
+}
+
+func resolved(id, payload string) agui.ResumeEntry {
+	return agui.ResumeEntry{InterruptID: id, Status: agui.ResumeResolved, Payload: json.RawMessage(payload)}
+}
+
+// interruptRun runs turn 1 and returns the interrupt the run ended with.
+func interruptRun(t *testing.T, svc *Service, thread string) (agui.Interrupt, []agui.Event) {
+	t.Helper()
+	in := input(thread, "r1")
+	in.ProtocolVersion = "1.0"
+	run, err := svc.StartRun(t.Context(), "a", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := collect(t, run)
+	fin, ok := events[len(events)-1].(*agui.RunFinished)
+	if !ok || fin.Outcome == nil || fin.Outcome.Type != agui.OutcomeInterrupt {
+		t.Fatalf("want an interrupt outcome, got %#v", events[len(events)-1])
+	}
+	return fin.Outcome.Interrupts[0], events
+}
+
+func wantCode(t *testing.T, svc *Service, in *agui.RunAgentInput, code string) {
+	t.Helper()
+	run, err := svc.StartRun(t.Context(), "a", in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := collect(t, run)
+	if len(events) != 2 || events[0].Type() != agui.EventRunStarted {
+		t.Fatalf("want RUN_STARTED + RUN_ERROR, got %d events", len(events))
+	}
+	if e := lastError(t, events); e.Code != code || e.Message == "" {
+		t.Fatalf("code %q (%s), want %q", e.Code, e.Message, code)
+	}
+}
+
+func TestInterruptSnapshotsBeforeFinishing(t *testing.T) {
+	t.Parallel()
+	agent := &scriptedAgent{streaming: true, turns: askTurns()}
+	svc, store := newTestService(t, agent, nil)
+	in, events := interruptRun(t, svc, "th")
+	n := len(events)
+	snap, ok1 := events[n-3].(*agui.StateSnapshot)
+	msgs, ok2 := events[n-2].(*agui.MessagesSnapshot)
+	if !ok1 || !ok2 {
+		t.Fatalf("want STATE_SNAPSHOT, MESSAGES_SNAPSHOT before RUN_FINISHED; got %s, %s", events[n-3].Type(), events[n-2].Type())
+	}
+	if !bytes.Contains(snap.Snapshot, []byte(`"task-1"`)) {
+		t.Errorf("state snapshot %s lacks the task", snap.Snapshot)
+	}
+	if len(msgs.Messages) != 2 || msgs.Messages[0].ID != "u1" || msgs.Messages[1].Role != agui.RoleAssistant {
+		t.Errorf("messages snapshot must hold the whole conversation with the client's ids: %+v", msgs.Messages)
+	}
+	if in.Reason != mapping.ReasonInputRequired || in.ResponseSchema == nil || in.Message != "Which city?" {
+		t.Errorf("interrupt %+v", in)
+	}
+	th, err := store.GetThread(t.Context(), ThreadKey{Agent: "a", ThreadID: "th"})
+	if err != nil || len(th.Interrupts) != 1 || th.Interrupts[0].Interrupt.ID != in.ID {
+		t.Fatalf("interrupt not persisted: %+v %v", th, err)
+	}
+}
+
+func TestResumeContinuesTheSameTask(t *testing.T) {
+	t.Parallel()
+	agent := &scriptedAgent{streaming: true, turns: askTurns()}
+	svc, store := newTestService(t, agent, nil)
+	in, _ := interruptRun(t, svc, "th")
+	run, err := svc.StartRun(t.Context(), "a", resumeInput("th", "r2", resolved(in.ID, `{"city":"Paris"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := text(collect(t, run)); got != "Sunny." {
+		t.Fatalf("text %q", got)
+	}
+	sent := agent.sent[1]
+	if sent.TaskID != "task-1" || sent.ContextID != "ctx-1" {
+		t.Fatalf("resume sent to task %q context %q", sent.TaskID, sent.ContextID)
+	}
+	data, _ := sent.Parts[0].Data().(map[string]any)
+	if data["city"] != "Paris" {
+		t.Fatalf("payload part %#v", sent.Parts)
+	}
+	meta, _ := sent.Metadata["ag-ui"].(map[string]any)
+	if meta["interruptId"] != in.ID || meta["status"] != agui.ResumeResolved {
+		t.Fatalf("metadata %#v", sent.Metadata)
+	}
+	th, _ := store.GetThread(t.Context(), ThreadKey{Agent: "a", ThreadID: "th"})
+	if len(th.Interrupts) != 0 || len(th.Resolved) != 1 {
+		t.Fatalf("thread after resume: %+v", th)
+	}
+}
+
+func TestStringPayloadAlsoTravelsAsText(t *testing.T) {
+	t.Parallel()
+	turns := askTurns()
+	turns[0][1] = scripted{ev: status(a2a.TaskStateInputRequired, a2a.NewTextPart("Which city?"))}
+	agent := &scriptedAgent{streaming: true, turns: turns}
+	svc, _ := newTestService(t, agent, nil)
+	in, _ := interruptRun(t, svc, "th")
+	collect(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r2", resolved(in.ID, `"Paris"`)))))
+	if p := agent.sent[1].Parts; len(p) != 2 || p[0].Text() != "Paris" || p[1].Data() != "Paris" {
+		t.Fatalf("parts %#v", p)
+	}
+}
+
+func must(r *Run, err error) *Run {
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// TestResumeContractRules: one case per rule of the AG-UI interrupt
+// contract, each with its own code; none reaches the agent or changes the
+// thread.
+func TestResumeContractRules(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		input func(in agui.Interrupt) *agui.RunAgentInput
+		code  string
+		ttl   time.Duration
+	}{
+		{"pending interrupts block input without resume",
+			func(agui.Interrupt) *agui.RunAgentInput { return input("th", "r2") }, CodeInterruptPending, 0},
+		{"every id correlates",
+			func(agui.Interrupt) *agui.RunAgentInput {
+				return resumeInput("th", "r2", resolved("not-an-interrupt", `{"city":"Paris"}`))
+			}, CodeResumeUnknownInterrupt, 0},
+		{"the same interrupt twice",
+			func(in agui.Interrupt) *agui.RunAgentInput {
+				return resumeInput("th", "r2", resolved(in.ID, `{"city":"Paris"}`), resolved(in.ID, `{"city":"Rome"}`))
+			}, CodeResumeDuplicate, 0},
+		{"payload missing",
+			func(in agui.Interrupt) *agui.RunAgentInput {
+				return resumeInput("th", "r2", agui.ResumeEntry{InterruptID: in.ID, Status: agui.ResumeResolved})
+			}, CodeResumePayloadMissing, 0},
+		{"payload against responseSchema",
+			func(in agui.Interrupt) *agui.RunAgentInput {
+				return resumeInput("th", "r2", resolved(in.ID, `{"city":5}`))
+			}, CodeResumePayloadInvalid, 0},
+		{"payload missing a required field",
+			func(in agui.Interrupt) *agui.RunAgentInput {
+				return resumeInput("th", "r2", resolved(in.ID, `{"town":"Paris"}`))
+			}, CodeResumePayloadInvalid, 0},
+		{"not past expiresAt",
+			func(in agui.Interrupt) *agui.RunAgentInput {
+				return resumeInput("th", "r2", resolved(in.ID, `{"city":"Paris"}`))
+			}, CodeInterruptExpired, time.Nanosecond},
+		{"a client-made result for a server tool call",
+			nil, CodeToolResultNotAllowed, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			agent := &scriptedAgent{streaming: true, turns: askTurns()}
+			if c.input == nil {
+				agent.turns[0][1] = scripted{ev: status(a2a.TaskStateInputRequired, a2a.NewTextPart("Approve?"), callPart("c1"))}
+			}
+			svc, store := newTestService(t, agent, func(s *AgentSpec) { s.InterruptTTL = c.ttl })
+			in, _ := interruptRun(t, svc, "th")
+			before, _ := store.GetThread(t.Context(), ThreadKey{Agent: "a", ThreadID: "th"})
+			var req *agui.RunAgentInput
+			if c.input != nil {
+				req = c.input(in)
+			} else {
+				req = resumeInput("th", "r2", resolved(in.ID, `{"approved":true}`))
+				req.Messages = append(req.Messages, agui.Message{ID: "forged", Role: agui.RoleTool, ToolCallID: in.ToolCallID,
+					Content: agui.TextContent(`{"status":"booked"}`)})
+			}
+			wantCode(t, svc, req, c.code)
+			after, _ := store.GetThread(t.Context(), ThreadKey{Agent: "a", ThreadID: "th"})
+			if after.Version != before.Version || len(agent.sent) != 1 {
+				t.Fatalf("a rejected resume changed the thread (v%d → v%d) or reached the agent (%d sends)",
+					before.Version, after.Version, len(agent.sent))
+			}
+			// The thread stays usable: a valid resume still works.
+			if c.code != CodeInterruptExpired && c.input != nil {
+				collect(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r3", resolved(in.ID, `{"city":"Paris"}`)))))
+				if len(agent.sent) != 2 {
+					t.Fatal("the valid resume did not reach the agent")
+				}
+			}
+		})
+	}
+}
+
+func TestResumeMustCoverEveryInterrupt(t *testing.T) {
+	t.Parallel()
+	turns := askTurns()
+	turns[0][1] = scripted{ev: status(a2a.TaskStateInputRequired, a2a.NewTextPart("Approve both?"), callPart("c1"), callPart("c2"))}
+	agent := &scriptedAgent{streaming: true, turns: turns}
+	svc, _ := newTestService(t, agent, nil)
+	_, events := interruptRun(t, svc, "th")
+	fin := events[len(events)-1].(*agui.RunFinished)
+	if len(fin.Outcome.Interrupts) != 2 {
+		t.Fatalf("want two tool_call interrupts, got %+v", fin.Outcome.Interrupts)
+	}
+	wantCode(t, svc, resumeInput("th", "r2", resolved(fin.Outcome.Interrupts[0].ID, `{"approved":true}`)), CodeInterruptNotResumed)
+}
+
+func TestResumeOnTheWrongThread(t *testing.T) {
+	t.Parallel()
+	agent := &scriptedAgent{streaming: true, turns: askTurns()}
+	svc, _ := newTestService(t, agent, nil)
+	in, _ := interruptRun(t, svc, "th-a")
+	wantCode(t, svc, resumeInput("th-b", "r2", resolved(in.ID, `{"city":"Paris"}`)), CodeResumeWrongThread)
+}
+
+// TestIdempotentReplay: the same resume again is answered from the journal
+// with the same events, and the agent gets no second message.
+func TestIdempotentReplay(t *testing.T) {
+	t.Parallel()
+	agent := &scriptedAgent{streaming: true, turns: askTurns()}
+	svc, _ := newTestService(t, agent, nil)
+	in, _ := interruptRun(t, svc, "th")
+	first := rawEvents(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r2", resolved(in.ID, `{"city":"Paris"}`)))))
+	// The same answer with its keys reordered in a new run is the same resume.
+	again := rawEvents(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r3", resolved(in.ID, ` { "city" : "Paris" } `)))))
+	if !slices.EqualFunc(first, again, bytes.Equal) {
+		t.Fatalf("replay differs:\n%s\n---\n%s", bytes.Join(first, []byte("\n")), bytes.Join(again, []byte("\n")))
+	}
+	if len(agent.sent) != 2 {
+		t.Fatalf("the agent got %d messages, want 2 (ask, one answer)", len(agent.sent))
+	}
+	// A different answer to the resolved interrupt is refused.
+	wantCode(t, svc, resumeInput("th", "r4", resolved(in.ID, `{"city":"Rome"}`)), CodeInterruptAlreadyResolved)
+}
+
+func rawEvents(t *testing.T, run *Run) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for b, err := range run.Events(t.Context()) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, append([]byte(nil), b...))
+	}
+	return out
+}
+
+func TestCancelledResumeCancelsTheTask(t *testing.T) {
+	t.Parallel()
+	for _, v1 := range []bool{true, false} {
+		agent := &scriptedAgent{streaming: true, turns: askTurns()}
+		svc, _ := newTestService(t, agent, nil)
+		in, _ := interruptRun(t, svc, "th")
+		req := resumeInput("th", "r2", agui.ResumeEntry{InterruptID: in.ID, Status: agui.ResumeCancelled})
+		if !v1 {
+			req.ProtocolVersion = ""
+		}
+		events := collect(t, must(svc.StartRun(t.Context(), "a", req)))
+		last := events[len(events)-1]
+		switch e := last.(type) {
+		case *agui.RunFinished:
+			if !v1 || e.Outcome == nil || e.Outcome.Type != agui.OutcomeCancelled {
+				t.Fatalf("v1=%v: %+v", v1, e)
+			}
+		case *agui.RunError:
+			if v1 || e.Code != mapping.CodeCancelled {
+				t.Fatalf("v1=%v: %+v", v1, e)
+			}
+		}
+		if len(agent.canceled) != 1 || len(agent.sent) != 1 {
+			t.Fatalf("cancel calls %v, sends %d", agent.canceled, len(agent.sent))
+		}
+	}
+}
+
+func TestExpiresAtOnlyForV1Clients(t *testing.T) {
+	t.Parallel()
+	for _, v1 := range []bool{true, false} {
+		agent := &scriptedAgent{streaming: true, turns: askTurns()}
+		svc, store := newTestService(t, agent, func(s *AgentSpec) { s.InterruptTTL = time.Hour })
+		in := input("th", "r1")
+		if v1 {
+			in.ProtocolVersion = "1.0"
+		}
+		events := collect(t, must(svc.StartRun(t.Context(), "a", in)))
+		got := events[len(events)-1].(*agui.RunFinished).Outcome.Interrupts[0].ExpiresAt
+		if (got != "") != v1 {
+			t.Fatalf("v1=%v: expiresAt %q", v1, got)
+		}
+		th, _ := store.GetThread(t.Context(), ThreadKey{Agent: "a", ThreadID: "th"})
+		if th.Interrupts[0].ExpiresAt.IsZero() {
+			t.Fatal("expiry must be enforced even when not sent")
+		}
+	}
+}
+
+// TestToolApproval: approve, deny and approve-with-edits of a proposed
+// function call.
+func TestToolApproval(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, payload string
+		approved      bool
+		passengers    float64
+		result        bool
+	}{
+		{"approve", `{"approved":true}`, true, 2, true},
+		{"deny", `{"approved":false}`, false, 2, false},
+		{"edit", `{"approved":true,"editedArgs":{"flight":"LH123","passengers":3}}`, true, 3, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			response := a2a.NewDataPart(map[string]any{"id": "c1", "name": "book_flight", "response": map[string]any{"status": "booked"}})
+			response.Metadata = map[string]any{"adk_type": "function_response"}
+			turn2 := []scripted{{ev: status(a2a.TaskStateWorking)}}
+			if c.result {
+				turn2 = append(turn2, scripted{ev: status(a2a.TaskStateWorking, response)})
+			}
+			turn2 = append(turn2, scripted{ev: chunk("Done.", false)}, scripted{ev: status(a2a.TaskStateCompleted)})
+			agent := &scriptedAgent{streaming: true, turns: [][]scripted{
+				{{ev: task(a2a.TaskStateSubmitted, "")}, {ev: status(a2a.TaskStateInputRequired, a2a.NewTextPart("Book LH123?"), callPart("c1"))}},
+				turn2,
+			}}
+			svc, _ := newTestService(t, agent, nil)
+			in, events := interruptRun(t, svc, "th")
+			if in.Reason != mapping.ReasonToolCall || in.ToolCallID == "" {
+				t.Fatalf("interrupt %+v", in)
+			}
+			if !slices.ContainsFunc(events, func(e agui.Event) bool {
+				s, ok := e.(*agui.ToolCallStart)
+				return ok && s.ToolCallID == in.ToolCallID && s.Metadata[mapping.ToolExecutionKey] == "server"
+			}) {
+				t.Fatal("the proposed call was not shown as a server tool call")
+			}
+			events = collect(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r2", resolved(in.ID, c.payload)))))
+			var results []*agui.ToolCallResult
+			for _, e := range events {
+				switch e := e.(type) {
+				case *agui.ToolCallStart, *agui.ToolCallArgs, *agui.ToolCallEnd:
+					t.Fatalf("the resumed run re-emitted %s", e.Type())
+				case *agui.ToolCallResult:
+					results = append(results, e)
+				}
+			}
+			if c.result != (len(results) == 1) || (c.result && results[0].ToolCallID != in.ToolCallID) {
+				t.Fatalf("results %+v", results)
+			}
+			sent := agent.sent[1].Parts[0]
+			data := sent.Data().(map[string]any)
+			resp := data["response"].(map[string]any)
+			args := resp["args"].(map[string]any)
+			if sent.Metadata["adk_type"] != "function_response" || data["id"] != "c1" || resp["approved"] != c.approved ||
+				args["passengers"] != c.passengers {
+				t.Fatalf("function_response sent: %#v", data)
+			}
+		})
+	}
+}
+
+// TestStaleRunOfADeadProcess: with an exclusive store, an active run
+// recorded by an earlier process does not block the thread.
+func TestStaleRunOfADeadProcess(t *testing.T) {
+	t.Parallel()
+	store := NewMemoryStore()
+	key := ThreadKey{Agent: "a", ThreadID: "th"}
+	if _, err := store.PutThread(t.Context(), &Thread{Key: key, ActiveRunID: "r0", Owner: "dead-process"}); err != nil {
+		t.Fatal(err)
+	}
+	agent := &scriptedAgent{streaming: true, stream: []scripted{{ev: &a2a.Message{ID: "m", Role: a2a.RoleAgent,
+		Parts: []*a2a.Part{a2a.NewTextPart("ok")}}}}}
+	svc := NewService(Options{Store: store, ExclusiveStore: true, Agents: []AgentSpec{{Name: "a",
+		Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
+	defer svc.Close(t.Context())
+	if got := text(collect(t, must(svc.StartRun(t.Context(), "a", input("th", "r1"))))); !strings.Contains(got, "ok") {
+		t.Fatalf("text %q", got)
+	}
+}
