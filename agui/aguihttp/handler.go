@@ -79,10 +79,18 @@ type Catalog interface {
 	Ready(ctx context.Context) error
 }
 
+// Threads reads and cancels threads. The views it returns are JSON values;
+// errors may implement StatusCoder.
+type Threads interface {
+	Thread(ctx context.Context, agent, threadID string) (any, error)
+	Cancel(ctx context.Context, agent, threadID string) (any, error)
+}
+
 // Options configure the handler.
 type Options struct {
 	Runner  Runner
 	Catalog Catalog
+	Threads Threads
 	Logger  *slog.Logger
 	// MaxBodyBytes bounds a run request body (413 above it). Default 1 MiB.
 	MaxBodyBytes int64
@@ -122,6 +130,8 @@ func New(opt Options) http.Handler {
 	h.mux.HandleFunc("POST /agents/{name}", h.run)
 	h.mux.HandleFunc("GET /agents", h.listAgents)
 	h.mux.HandleFunc("GET /agents/{name}", h.getAgent)
+	h.mux.HandleFunc("GET /agents/{name}/threads/{threadId}", h.thread)
+	h.mux.HandleFunc("POST /agents/{name}/threads/{threadId}/cancel", h.cancel)
 	h.mux.HandleFunc("GET /healthz", h.healthz)
 	h.mux.HandleFunc("GET /readyz", h.readyz)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -290,6 +300,33 @@ func (h *handler) getAgent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, info)
+}
+
+// thread serves the thread snapshot: messages, state, pending interrupts
+// and the current task.
+func (h *handler) thread(w http.ResponseWriter, r *http.Request) {
+	v, err := h.opt.Threads.Thread(r.Context(), r.PathValue("name"), r.PathValue("threadId"))
+	h.answer(w, v, err)
+}
+
+// cancel cancels the thread's A2A task; repeating it is harmless.
+func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
+	v, err := h.opt.Threads.Cancel(r.Context(), r.PathValue("name"), r.PathValue("threadId"))
+	h.answer(w, v, err)
+}
+
+func (h *handler) answer(w http.ResponseWriter, v any, err error) {
+	if err != nil {
+		var sc StatusCoder
+		if errors.As(err, &sc) {
+			writeError(w, sc.HTTPStatus(), sc.ErrorCode(), sc.PublicMessage())
+			return
+		}
+		h.opt.Logger.Error("thread request", "err", err)
+		writeError(w, http.StatusInternalServerError, "internal", "the bridge could not answer")
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
 }
 
 func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {

@@ -613,3 +613,77 @@ func TestDiscoveryAndHealth(t *testing.T) {
 		t.Errorf("unreachable agent health: %s", body)
 	}
 }
+
+// TestThreadRoutes: the thread snapshot shows a pending interrupt; cancel
+// cancels the A2A task, clears the interrupt, is idempotent, and 404s for
+// unknown threads.
+func TestThreadRoutes(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	r := b.post(t, "asker", runBody("th-routes", "run-1", true, userMsg("u1", "Weather?")))
+	r.check(t, true)
+	interrupt := r.outcome().Interrupts[0]
+
+	var view struct {
+		ThreadID          string
+		ContextID         string
+		Task              struct{ ID, State string }
+		Messages          []agui.Message
+		State             map[string]any
+		PendingInterrupts []agui.Interrupt
+		Cancel            *struct {
+			Requested bool
+			TaskState string
+		}
+	}
+	getJSON := func(method, path string, wantStatus int, v any) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(t.Context(), method, b.url+path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != wantStatus {
+			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, body)
+		}
+		if v != nil {
+			if err := json.Unmarshal(body, v); err != nil {
+				t.Fatalf("%s: %v", body, err)
+			}
+		}
+	}
+	getJSON("GET", "/agents/asker/threads/th-routes", 200, &view)
+	if len(view.PendingInterrupts) != 1 || view.PendingInterrupts[0].ID != interrupt.ID ||
+		view.Task.State != string(a2a.TaskStateInputRequired) || len(view.Messages) != 2 || view.Messages[0].ID != "u1" ||
+		view.State["a2a"] == nil {
+		t.Fatalf("thread view %+v", view)
+	}
+	getJSON("POST", "/agents/asker/threads/th-routes/cancel", 200, &view)
+	if view.Cancel == nil || !view.Cancel.Requested || view.Cancel.TaskState != string(a2a.TaskStateCanceled) || len(view.PendingInterrupts) != 0 {
+		t.Fatalf("cancel %+v", view)
+	}
+	ag, err := a2a.Dial(t.Context(), a2a.Options{URL: b.demo.URL("asker")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ag.Close()
+	task, err := ag.GetTask(t.Context(), a2a.TaskID(view.Task.ID))
+	if err != nil || task.Status.State != a2a.TaskStateCanceled {
+		t.Fatalf("agent task %v %v", task, err)
+	}
+	getJSON("POST", "/agents/asker/threads/th-routes/cancel", 200, &view)
+	if view.Cancel.Requested {
+		t.Fatal("a second cancel must be a no-op")
+	}
+	getJSON("GET", "/agents/asker/threads/nope", 404, nil)
+	getJSON("POST", "/agents/asker/threads/nope/cancel", 404, nil)
+	getJSON("GET", "/agents/nobody/threads/th-routes", 404, nil)
+	// The thread takes new input again.
+	r2 := b.post(t, "asker", runBody("th-routes", "run-2", true, userMsg("u1", "Weather?"), userMsg("u2", "Again?")))
+	r2.check(t, true)
+	if o := r2.outcome(); o == nil || o.Type != agui.OutcomeInterrupt {
+		t.Fatalf("after cancel:\n%s", r2.body)
+	}
+}

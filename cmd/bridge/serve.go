@@ -87,12 +87,24 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger) *bridge {
 			return svc.StartRun(ctx, agent, in)
 		}),
 		Catalog:      &catalog{agents: remotes, store: store},
+		Threads:      threads{svc},
 		Logger:       log,
 		MaxBodyBytes: cfg.Server.MaxBodyBytes,
 		KeepAlive:    time.Duration(cfg.Server.KeepAlive),
 		CORSOrigins:  cfg.Server.CORSOrigins,
 	})
 	return &bridge{svc: svc, handler: handler, remotes: remotes}
+}
+
+// threads adapts the run service's thread views to the HTTP handler.
+type threads struct{ svc *tasks.Service }
+
+func (t threads) Thread(ctx context.Context, agent, threadID string) (any, error) {
+	return t.svc.Thread(ctx, agent, threadID)
+}
+
+func (t threads) Cancel(ctx context.Context, agent, threadID string) (any, error) {
+	return t.svc.Cancel(ctx, agent, threadID)
 }
 
 // serve runs the bridge until ctx ends, then shuts down gracefully: no new
