@@ -139,6 +139,12 @@ func catalog(opts Options, quit <-chan struct{}) []Agent {
 			Executor:    Approver{Delay: d},
 		},
 		{
+			Name: "signin", Streaming: true,
+			Description: "Needs you to sign in (AUTH_REQUIRED), then finishes by itself once the credential arrives out of band.",
+			Skill:       skill("files", "Your files", "AUTH_REQUIRED until POST /signin/authorize?task=ID, then completes on the same stream.", "auth-required"),
+			Executor:    Signin{Delay: d, Quit: quit, gates: &gates{}},
+		},
+		{
 			Name: "slow", Streaming: true,
 			Description: "Works until canceled, sending a status update every 50ms.",
 			Skill:       skill("wait", "Never finishes", "Keeps the task WORKING until CancelTask; for cancel and timeout tests.", "cancel", "timeout"),

@@ -141,6 +141,9 @@ func Start(ctx context.Context, addr string, opts Options) (*Server, error) {
 		// preferredTransport, protocolVersion) that both card parsers accept.
 		mux.Handle("GET "+prefix+"/v03"+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(cardV03)))
 		mux.Handle(prefix+"/v03/jsonrpc", a2av0.NewJSONRPCHandler(handler, ka))
+		if sg, ok := agent.Executor.(Signin); ok {
+			mux.Handle("POST "+prefix+"/authorize", sg.authorizeHandler())
+		}
 
 		gs := grpc.NewServer()
 		a2agrpc.NewHandler(handler).RegisterWith(gs)

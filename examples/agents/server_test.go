@@ -17,8 +17,8 @@ import (
 func TestCards(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
-	if got := srv.Names(); len(got) != 13 {
-		t.Fatalf("Names() = %v, want 13 agents", got)
+	if got := srv.Names(); len(got) != len(Agents(Options{})) {
+		t.Fatalf("Names() = %v, want %d agents", got, len(Agents(Options{})))
 	}
 	parsers := []struct {
 		name   string
