@@ -17,8 +17,9 @@ import (
 
 // Causes set on a run's context, so the driver can tell why it ended.
 var (
-	errRunTimeout  = errors.New("run timeout")
-	errIdleTimeout = errors.New("no progress from the agent")
+	errRunTimeout    = errors.New("run timeout")
+	errIdleTimeout   = errors.New("no progress from the agent")
+	errFollowStopped = errors.New("the resume run took over the task")
 )
 
 // driver runs one AG-UI run: it sends the new input to the agent, follows
@@ -127,6 +128,10 @@ func (d *driver) drive() {
 		d.cancelInterrupted(ctx)
 		return
 	}
+	if d.resume != nil && d.resume.auth {
+		d.resumeAuth(ctx, cancel)
+		return
+	}
 	msg := a2a.NewUserMessage(d.thread.ContextID, "", d.parts...)
 	if d.resume != nil {
 		// The answer goes to the interrupted task, in its context.
@@ -135,14 +140,34 @@ func (d *driver) drive() {
 	}
 	var upstream error
 	if d.agent.Streaming() {
+		var f *follower
 		for ev, err := range d.agent.SendStreaming(ctx, msg) {
+			if f != nil {
+				if err != nil || !f.push(ctx, ev) {
+					break
+				}
+				continue
+			}
 			if err != nil {
 				upstream = err
 				break
 			}
 			if !d.deliver(ev) {
-				break
+				if d.tr.TaskState() != a2a.TaskStateAuthRequired {
+					break
+				}
+				// The run ended waiting for a credential, but the task may
+				// go on by itself once it arrives out of band: keep reading
+				// for the resume run (bounded by the run timeout).
+				if d.idle != nil {
+					d.idle.Stop()
+				}
+				f = d.svc.startFollowing(d.thread.Key, d.tr.TaskID(), func() { cancel(errFollowStopped) })
 			}
+		}
+		if f != nil {
+			d.svc.stopFollowing(d.thread.Key, f)
+			return
 		}
 	} else {
 		// Blocking send that returns as soon as the task exists, then poll:
@@ -175,6 +200,95 @@ func (d *driver) drive() {
 		d.log.Warn("agent stream broke; following the task by polling", "err", upstream)
 	}
 	d.follow(ctx, upstream)
+}
+
+// resumeAuth answers an AUTH_REQUIRED interrupt. The task may have gone
+// on by itself meanwhile (the credential arrived out of band): what the
+// follower collected is shown first, and if the task is done the answer is
+// not sent. If it still waits, the user's answer is forwarded; an agent
+// that cannot take a message now (its execution is still open) is followed
+// until the task moves on.
+func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc) {
+	id := d.resume.taskID
+	if f := d.svc.takeFollower(d.thread.Key, id); f != nil {
+		backlog, live := f.handoff()
+		defer f.release()
+		for _, ev := range backlog {
+			if !d.deliver(ev) {
+				return
+			}
+		}
+		if live != nil {
+			if d.forward(ctx) {
+				return
+			}
+			for ev := range live {
+				if !d.deliver(ev) {
+					return
+				}
+			}
+		}
+		d.follow(ctx, nil)
+		return
+	}
+	// No live stream (a restart, or an agent without streaming): ask the
+	// agent where the task is.
+	task, err := d.call(ctx, func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) })
+	if err != nil {
+		if ctx.Err() == nil && d.decide(err) {
+			d.rejected = true
+			return
+		}
+		d.end(ctx, err)
+		return
+	}
+	if !d.deliver(task) {
+		return
+	}
+	if task.Status.State == a2a.TaskStateAuthRequired && d.forward(ctx) {
+		return
+	}
+	d.follow(ctx, nil)
+}
+
+// forward sends the resume's answer to the task and follows the reply; it
+// reports false, having delivered nothing, when the agent refuses it.
+func (d *driver) forward(ctx context.Context) bool {
+	msg := a2a.NewUserMessage(d.resume.contextID, d.resume.taskID, d.parts...)
+	msg.Metadata = d.resume.metadata
+	accepted := false
+	if !d.agent.Streaming() {
+		ev, err := d.agent.Send(ctx, msg, true)
+		if err != nil {
+			d.log.Info("the agent did not take the answer to its auth request; following the task", "err", err)
+			return false
+		}
+		d.deliver(ev)
+		if !d.tr.Done() {
+			d.follow(ctx, nil)
+		}
+		return true
+	}
+	for ev, err := range d.agent.SendStreaming(ctx, msg) {
+		if err != nil {
+			if !accepted {
+				d.log.Info("the agent did not take the answer to its auth request; following the task", "err", err)
+				return false
+			}
+			break
+		}
+		accepted = true
+		if !d.deliver(ev) {
+			return true
+		}
+	}
+	if !accepted {
+		return false
+	}
+	if !d.tr.Done() {
+		d.follow(ctx, nil)
+	}
+	return true
 }
 
 // cancelInterrupted answers a resume that cancels every interrupt: the

@@ -69,7 +69,10 @@ type resumePlan struct {
 	metadata  map[string]any
 	// cancel is set when every interrupt was cancelled: the bridge
 	// cancels the A2A task instead of answering it.
-	cancel   bool
+	cancel bool
+	// auth is set when the task waits for a credential (AUTH_REQUIRED):
+	// it may have gone on by itself, so what it did is shown first.
+	auth     bool
 	resolved []ResolvedInterrupt
 }
 
@@ -134,6 +137,7 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 	for _, r := range in.Resume {
 		p := pending[r.InterruptID]
 		plan.taskID, plan.contextID = a2a.TaskID(p.TaskID), p.ContextID
+		plan.auth = plan.auth || p.State == string(a2a.TaskStateAuthRequired)
 		if r.Status == agui.ResumeResolved {
 			plan.cancel = false
 			if !p.ExpiresAt.IsZero() && now.After(p.ExpiresAt) {
@@ -254,6 +258,9 @@ func answerParts(p mapping.PendingInterrupt, r agui.ResumeEntry) ([]*a2a.Part, e
 		return []*a2a.Part{part}, nil
 	}
 	if r.Status == agui.ResumeCancelled {
+		return nil, nil
+	}
+	if isAbsent(r.Payload) {
 		return nil, nil
 	}
 	var value any

@@ -422,3 +422,57 @@ func TestStaleRunOfADeadProcess(t *testing.T) {
 		t.Fatalf("text %q", got)
 	}
 }
+
+// TestAuthResumeAfterTheStreamEnded: the agent finished by itself after an
+// AUTH_REQUIRED interrupt; the resume run shows the backlog and sends
+// nothing. Without a live follower (a restart) GetTask tells the same.
+func TestAuthResumeAfterTheStreamEnded(t *testing.T) {
+	t.Parallel()
+	for _, restart := range []bool{false, true} {
+		agent := &scriptedAgent{streaming: true, turns: [][]scripted{{
+			{ev: task(a2a.TaskStateSubmitted, "")},
+			{ev: status(a2a.TaskStateAuthRequired, a2a.NewTextPart("Sign in first."))},
+			{ev: status(a2a.TaskStateWorking)},
+			{ev: chunk("Your files.", false)},
+			{ev: status(a2a.TaskStateCompleted)},
+		}}, tasks: []*a2a.Task{task(a2a.TaskStateCompleted, "Your files.")}}
+		svc, store := newTestService(t, agent, nil)
+		in, _ := interruptRun(t, svc, "th")
+		if in.Reason != mapping.ReasonAuthRequired {
+			t.Fatalf("interrupt %+v", in)
+		}
+		if restart {
+			// A new process over the same store has no follower.
+			svc = NewService(Options{Store: store, ExclusiveStore: true, Agents: []AgentSpec{{Name: "a",
+				Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
+			defer svc.Close(t.Context())
+		} else {
+			// Wait for the follower to read the rest of the stream.
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				svc.mu.Lock()
+				f := svc.followers[ThreadKey{Agent: "a", ThreadID: "th"}]
+				svc.mu.Unlock()
+				if f != nil {
+					f.mu.Lock()
+					ended := f.ended
+					f.mu.Unlock()
+					if ended {
+						break
+					}
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the follower did not read the stream")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		events := collect(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r2", resolved(in.ID, `{}`)))))
+		if got := text(events); got != "Your files." || events[len(events)-1].Type() != agui.EventRunFinished {
+			t.Fatalf("restart=%v: text %q, last %s", restart, got, events[len(events)-1].Type())
+		}
+		if len(agent.sent) != 1 {
+			t.Fatalf("restart=%v: the agent got %d messages, want only the first", restart, len(agent.sent))
+		}
+	}
+}

@@ -87,6 +87,9 @@ type Service struct {
 	mu      sync.Mutex
 	closing bool
 
+	// followers read the streams of tasks waiting for a credential.
+	followers map[ThreadKey]*follower
+
 	// instance identifies this process's runs in thread records.
 	instance string
 	// exclusive says only this process writes the store.
@@ -104,6 +107,7 @@ func NewService(opt Options) *Service {
 		ctx:       ctx,
 		cancel:    cancel,
 		instance:  uuid.NewString(),
+		followers: make(map[ThreadKey]*follower),
 		exclusive: opt.ExclusiveStore,
 	}
 	if s.log == nil {

@@ -687,3 +687,97 @@ func TestThreadRoutes(t *testing.T) {
 		t.Fatalf("after cancel:\n%s", r2.body)
 	}
 }
+
+// authorize completes the signin agent's out-of-band sign-in for a task.
+func (b *testBridge) authorize(t *testing.T, taskID string) {
+	t.Helper()
+	resp, err := http.Post(b.demo.URL("signin")+"authorize?task="+taskID, "text/plain", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("authorize: %d", resp.StatusCode)
+	}
+}
+
+func authInterrupt(t *testing.T, b *testBridge, thread string) agui.Interrupt {
+	t.Helper()
+	r := b.post(t, "signin", runBody(thread, "run-1", true, userMsg("u1", "Show my files")))
+	r.check(t, true)
+	o := r.outcome()
+	if o == nil || o.Type != agui.OutcomeInterrupt || o.Interrupts[0].Reason != "a2a:auth_required" {
+		t.Fatalf("want an auth interrupt:\n%s", r.body)
+	}
+	in := o.Interrupts[0]
+	if a := in.Metadata["a2a"].(map[string]any); a["auth"] == nil || in.Message != agents.SigninQuestion {
+		t.Fatalf("the interrupt must carry the agent's message and auth details: %+v", in)
+	}
+	return in
+}
+
+// TestAuthRequiredContinuesOutOfBand: the credential arrives out of band
+// after the run ended; the bridge kept following the task, so the resume
+// run shows what happened, and the agent gets no message it does not need.
+func TestAuthRequiredContinuesOutOfBand(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	in := authInterrupt(t, b, "th-auth-1")
+	taskID := in.Metadata["a2a"].(map[string]any)["taskId"].(string)
+	b.authorize(t, taskID)
+	ag, err := a2a.Dial(t.Context(), a2a.Options{URL: b.demo.URL("signin")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ag.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		task, err := ag.GetTask(t.Context(), a2a.TaskID(taskID))
+		if err == nil && task.Status.State == a2a.TaskStateCompleted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the task did not complete after authorization: %v %v", task, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	r := b.post(t, "signin", resumeBody("th-auth-1", "run-2", in.ID, `{"signedIn":true}`, userMsg("u1", "Show my files")))
+	r.check(t, true)
+	r.wantAnswerOnce(t, agents.SigninAnswer)
+	task, err := ag.GetTask(t.Context(), a2a.TaskID(taskID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := 0
+	for _, m := range task.History {
+		if m.Role == a2a.RoleUser {
+			users++
+		}
+	}
+	if users != 1 {
+		t.Fatalf("the agent got %d user messages, want 1 (no answer is needed once the task went on)", users)
+	}
+}
+
+// TestAuthRequiredResumedBeforeSignIn: the resume arrives while the task
+// still waits; the run follows it until the credential arrives.
+func TestAuthRequiredResumedBeforeSignIn(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	in := authInterrupt(t, b, "th-auth-2")
+	taskID := in.Metadata["a2a"].(map[string]any)["taskId"].(string)
+	go func() {
+		// Sign in once the resume run is under way.
+		for i := 0; i < 500; i++ {
+			th, err := b.store.GetThread(context.Background(), tasks.ThreadKey{Agent: "signin", ThreadID: "th-auth-2"})
+			if err == nil && th.ActiveRunID == "run-2" {
+				http.Post(b.demo.URL("signin")+"authorize?task="+taskID, "text/plain", nil)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	r := b.post(t, "signin", resumeBody("th-auth-2", "run-2", in.ID, `{"signedIn":true}`, userMsg("u1", "Show my files")))
+	r.check(t, true)
+	r.wantAnswerOnce(t, agents.SigninAnswer)
+}
