@@ -52,30 +52,23 @@ func cmdDemo(ctx context.Context, args []string, stdout io.Writer, log *slog.Log
 }
 
 func printDemo(w io.Writer, base string, names []string, storePath string) {
-	body := func(text string) string {
-		return fmt.Sprintf(`'{"threadId":"thread-1","runId":"run-1","messages":[{"id":"msg-1","role":"user","content":%q}]}'`, text)
+	body := func(thread, text string) string {
+		return fmt.Sprintf(`'{"threadId":%q,"runId":"run-1","protocolVersion":"1.0","messages":[{"id":"msg-1","role":"user","content":%q}]}'`, thread, text)
 	}
-	fmt.Fprintf(w, `a2a-agui-bridge demo
-  %d demo A2A agents on loopback: %s
-  the bridge: %s (embedded store %s)
-
-Stream an answer (AG-UI events over SSE):
-  curl -N %s/agents/streamer -H 'Content-Type: application/json' -d %s
-
-An agent that narrates progress, then answers in an artifact:
-  curl -N %s/agents/narrator -H 'Content-Type: application/json' -d %s
-
-An agent that asks a question (the run ends with an interrupt outcome):
-  curl -N %s/agents/asker -H 'Content-Type: application/json' -d %s
-
-A failing agent (RUN_ERROR with code a2a_failed):
-  curl -N %s/agents/failer -H 'Content-Type: application/json' -d %s
-
-The agents and their A2A cards:
-  curl %s/agents
-
-Press Ctrl-C to stop.
-`, len(names), strings.Join(names, ", "), base, storePath,
-		base, body("Hello"), base, body("What is the answer?"), base, body("What's the weather?"),
-		base, body("Do it"), base)
+	resume := func(thread, text, payload string) string {
+		return fmt.Sprintf(`'{"threadId":%q,"runId":"run-2","protocolVersion":"1.0","messages":[{"id":"msg-1","role":"user","content":%q}],"resume":[{"interruptId":"INTERRUPT_ID","status":"resolved","payload":%s}]}'`, thread, text, payload)
+	}
+	post := "curl -N " + base + "/agents/%s -H 'Content-Type: application/json' -d %s\n"
+	fmt.Fprintf(w, "a2a-agui-bridge demo\n  %d demo A2A agents on loopback: %s\n  the bridge: %s (embedded store %s)\n\n",
+		len(names), strings.Join(names, ", "), base, storePath)
+	fmt.Fprintf(w, "Stream an answer (AG-UI events over SSE):\n  "+post, "streamer", body("t1", "Hello"))
+	fmt.Fprintf(w, "\nAn agent that narrates progress, then answers in an artifact:\n  "+post, "narrator", body("t2", "What is the answer?"))
+	fmt.Fprintf(w, "\nA failing agent (RUN_ERROR with code a2a_failed):\n  "+post, "failer", body("t3", "Do it"))
+	fmt.Fprintf(w, "\nHuman in the loop: an agent asks a question (the run ends with an interrupt outcome);\n"+
+		"answer it with a resume carrying the interrupt's id from the RUN_FINISHED event:\n  "+post+"  "+post,
+		"asker", body("t4", "What is the weather?"), "asker", resume("t4", "What is the weather?", `{"city":"Paris"}`))
+	fmt.Fprintf(w, "\nTool approval: a booking proposed as a tool call; approve, deny or edit it:\n  "+post+"  "+post,
+		"approver", body("t5", "Book my flight"), "approver", resume("t5", "Book my flight", `{"approved":true,"editedArgs":{"flight":"LH123","to":"Lisbon","date":"2026-12-24","passengers":3}}`))
+	fmt.Fprintf(w, "\nThe thread, its pending interrupts and task; cancel its task:\n  curl %s/agents/asker/threads/t4\n  curl -X POST %s/agents/asker/threads/t4/cancel\n", base, base)
+	fmt.Fprintf(w, "\nThe agents and their A2A cards:\n  curl %s/agents\n\nPress Ctrl-C to stop.\n", base)
 }
