@@ -36,8 +36,9 @@ type driver struct {
 	resume *resumePlan // nil unless the run answers interrupts
 	log    *slog.Logger
 
-	tr    *mapping.Translator
-	guard *agui.Guard
+	tr      *mapping.Translator
+	guard   *agui.Guard
+	journal *journalWriter
 
 	// accepted hands StartRun the outcome of the first upstream call: nil
 	// once the agent answered, or the error that stopped it. Once StartRun
@@ -87,6 +88,7 @@ func (d *driver) setup() {
 		ResumedTask:    d.resumedTask(),
 	})
 	d.guard = agui.NewGuard(d.in.IsV1())
+	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.log)
 }
 
 func (d *driver) resumedTask() a2a.TaskID {
@@ -99,12 +101,14 @@ func (d *driver) resumedTask() a2a.TaskID {
 func (d *driver) nothingToDo() {
 	defer d.svc.wg.Done()
 	d.setup()
+	defer d.journal.close()
 	d.emit(d.tr.Complete()) // releases the thread before RUN_FINISHED
 }
 
 func (d *driver) drive() {
 	defer d.svc.wg.Done()
 	d.setup()
+	defer d.journal.close()
 	ctx, cancel := context.WithCancelCause(d.svc.ctx)
 	defer cancel(nil)
 	if d.spec.RunTimeout > 0 {
@@ -433,23 +437,14 @@ func (d *driver) emit(events []agui.Event) {
 			Terminal: t == agui.EventRunFinished || t == agui.EventRunError})
 	}
 	if n := len(entries); n > 0 && entries[n-1].Terminal {
-		d.append(entries[:n-1])
+		d.journal.add(entries[:n-1])
+		d.journal.flush()
 		d.finalize()
-		d.append(entries[n-1:])
+		d.journal.add(entries[n-1:])
+		d.journal.flush()
 		return
 	}
-	d.append(entries)
-}
-
-func (d *driver) append(entries []Entry) {
-	if len(entries) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 10*time.Second)
-	defer cancel()
-	if _, err := d.svc.store.Append(ctx, d.thread.Key, entries...); err != nil {
-		d.log.Error("journal append", "err", err)
-	}
+	d.journal.add(entries)
 }
 
 // finish makes sure the run ended and the thread was released.
