@@ -144,13 +144,20 @@ func describeParts(parts a2a.ContentParts) string {
 		switch c := p.Content.(type) {
 		case a2a.Text:
 			out[i] = fmt.Sprintf("%q", string(c))
+			if len(p.Metadata) > 0 {
+				m, err := json.Marshal(p.Metadata)
+				if err != nil {
+					m = []byte(err.Error())
+				}
+				out[i] += fmt.Sprintf(" meta%s", m)
+			}
 		case a2a.Data:
 			b, err := json.Marshal(c.Value)
 			if err != nil {
 				b = []byte(err.Error())
 			}
 			out[i] = fmt.Sprintf("data[%s] %s", p.MediaType, b)
-			if p.Metadata != nil {
+			if len(p.Metadata) > 0 { // v0.3 unwrapping of non-object data leaves an empty map
 				m, err := json.Marshal(p.Metadata)
 				if err != nil {
 					m = []byte(err.Error())
@@ -159,6 +166,8 @@ func describeParts(parts a2a.ContentParts) string {
 			}
 		case a2a.URL:
 			out[i] = fmt.Sprintf("url[%s %s] %s", p.MediaType, p.Filename, c)
+		case a2a.Raw:
+			out[i] = fmt.Sprintf("raw[%s %s] %q", p.MediaType, p.Filename, string(c))
 		default:
 			out[i] = fmt.Sprintf("%T", c)
 		}

@@ -44,7 +44,8 @@ func (o Options) logger() *slog.Logger {
 type Agent struct {
 	Name        string
 	Description string
-	Streaming   bool // the card's capabilities.streaming
+	Streaming   bool                 // the card's capabilities.streaming
+	Extensions  []a2a.AgentExtension // the card's capabilities.extensions
 	Skill       a2a.AgentSkill
 	Executor    a2asrv.AgentExecutor
 }
@@ -57,7 +58,7 @@ func (a Agent) Card(interfaces ...*a2a.AgentInterface) *a2a.AgentCard {
 		Version:             "1.0.0",
 		Provider:            &a2a.AgentProvider{Org: "a2a-agui-bridge demo", URL: "https://github.com/a2a-agui-bridge/bridge"},
 		SupportedInterfaces: interfaces,
-		Capabilities:        a2a.AgentCapabilities{Streaming: a.Streaming},
+		Capabilities:        a2a.AgentCapabilities{Streaming: a.Streaming, Extensions: a.Extensions},
 		DefaultInputModes:   []string{"text/plain"},
 		DefaultOutputModes:  []string{"text/plain"},
 		Skills:              []a2a.AgentSkill{a.Skill},
@@ -155,6 +156,24 @@ func catalog(opts Options, quit <-chan struct{}) []Agent {
 			Description: "Answers with a data artifact, a file artifact and a short text.",
 			Skill:       skill("report", "Report", "Data, file (URL) and text artifacts.", "data", "file"),
 			Executor:    Files{Delay: d},
+		},
+		{
+			Name: "dashboard", Streaming: true, Extensions: []a2a.AgentExtension{UIExtension()},
+			Description: "Builds a dashboard in the shared state: data artifacts updated in place, status data, UI state keys.",
+			Skill:       skill("dashboard", "Dashboard", "Data artifacts with append (object and array), status data, ui-state parts; greets state.userName.", "state", "data", "extension"),
+			Executor:    Dashboard{Delay: d},
+		},
+		{
+			Name: "thinker", Streaming: true, Extensions: []a2a.AgentExtension{UIExtension()},
+			Description: "Thinks out loud (thought parts), attaches a chart and a small text file, then answers.",
+			Skill:       skill("think", "Reasoning", "Status messages marked as thoughts, file artifacts (URL and raw bytes), a text answer.", "reasoning", "file"),
+			Executor:    Thinker{Delay: d},
+		},
+		{
+			Name: "painter", Streaming: true, Extensions: []a2a.AgentExtension{UIExtension()},
+			Description: "Asks the frontend to change the background with its change_background tool.",
+			Skill:       skill("paint", "Frontend tool", "INPUT_REQUIRED with an ADK function_call naming a frontend tool; answers with its result.", "frontend-tools", "extension"),
+			Executor:    Painter{Delay: d},
 		},
 	}
 }

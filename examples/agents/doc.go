@@ -10,9 +10,15 @@
 // ([Rejecter]), a non-streaming agent ([Blocking]), a two-turn
 // INPUT_REQUIRED conversation ([Asker]), a tool call that waits for the
 // user's approval in ADK's long-running function-call convention
-// ([Approver]), an agent that only stops when canceled ([Slow]) and data/file
-// artifacts ([Files]). The doc comment of each type lists the exact events it
+// ([Approver]), an agent that only stops when canceled ([Slow]), data/file
+// artifacts ([Files]), structured state for the AG-UI shared state
+// ([Dashboard]), reasoning and files ([Thinker]) and an AG-UI frontend tool
+// call ([Painter]). The doc comment of each type lists the exact events it
 // emits.
+//
+// [Dashboard], [Thinker] and [Painter] declare the bridge's A2A extension
+// ([ExtensionURI]) in their cards; [Dashboard] and [Painter] read the
+// frontend's state and tools from it when a request activates it.
 //
 // Every agent that uses a task publishes it first with [a2a.NewSubmittedTask]
 // (the a2asrv execution rules require a Task or a single Message as the first

@@ -14,6 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// extensionAgents declare the bridge's extension in their cards.
+var extensionAgents = map[string]bool{"dashboard": true, "thinker": true, "painter": true}
+
 func TestCards(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t)
@@ -60,6 +63,17 @@ func TestCards(t *testing.T) {
 					}
 					if card.Capabilities.Streaming != (name != "blocking") {
 						t.Errorf("capabilities.streaming = %t", card.Capabilities.Streaming)
+					}
+					var exts []string
+					for _, e := range card.Capabilities.Extensions {
+						exts = append(exts, e.URI)
+					}
+					var wantExts []string
+					if extensionAgents[name] {
+						wantExts = []string{ExtensionURI}
+					}
+					if !slices.Equal(exts, wantExts) {
+						t.Errorf("capabilities.extensions = %v, want %v", exts, wantExts)
 					}
 					if len(card.Skills) != 1 || card.Skills[0].ID == "" || len(card.Skills[0].Tags) == 0 {
 						t.Errorf("skills = %+v", card.Skills)
