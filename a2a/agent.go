@@ -213,6 +213,18 @@ func (a *Agent) Binding() Binding { return a.binding }
 // its single result.
 func (a *Agent) Streaming() bool { return a.card.Capabilities.Streaming }
 
+// DeclaresExtension reports whether the card lists the A2A extension uri
+// (capabilities.extensions), so a client may activate it with the
+// A2A-Extensions header.
+func (a *Agent) DeclaresExtension(uri string) bool {
+	for _, e := range a.card.Capabilities.Extensions {
+		if e.URI == uri {
+			return true
+		}
+	}
+	return false
+}
+
 // SendStreaming sends msg with SendStreamingMessage. The request starts when
 // iteration starts; breaking out of the loop closes the stream but does not
 // cancel the remote task (call CancelTask for that). Iteration ends after

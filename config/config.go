@@ -15,6 +15,8 @@ const (
 	DefaultStoreKind         = StoreEmbedded
 	DefaultStorePath         = "./data/bridge.db"
 	DefaultMaxBodyBytes      = 1 << 20 // 1 MiB
+	DefaultMaxInlineBytes    = 1 << 20 // 1 MiB
+	DefaultStateKey          = "a2a"
 	DefaultReadHeaderTimeout = Duration(10 * time.Second)
 	DefaultIdleTimeout       = Duration(120 * time.Second)
 	DefaultKeepAlive         = Duration(15 * time.Second)
@@ -90,6 +92,12 @@ type Server struct {
 	// get 413. Default 1048576 (1 MiB). Must be > 0.
 	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
 
+	// MaxInlineBytes bounds one inline file, in bytes, in both directions:
+	// a user's inline media part above it is refused (413), and an agent's
+	// raw file part above it reaches the client as a description without
+	// its bytes. Default 1048576 (1 MiB). Must be > 0.
+	MaxInlineBytes int64 `yaml:"maxInlineBytes"`
+
 	// ReadHeaderTimeout bounds reading a request's headers (http.Server.ReadHeaderTimeout).
 	// Default 10s. Must be > 0.
 	ReadHeaderTimeout Duration `yaml:"readHeaderTimeout"`
@@ -155,6 +163,10 @@ type Agent struct {
 	// InterruptTTL is how long a pending interrupt (input or auth required)
 	// waits for a resume before it expires. Default 0: never expires. Must be >= 0.
 	InterruptTTL Duration `yaml:"interruptTTL"`
+
+	// StateKey is the one key of the AG-UI shared state the bridge owns for
+	// this agent; the client's other keys are never touched. Default "a2a".
+	StateKey string `yaml:"stateKey"`
 }
 
 // Timeouts bound the work done against one agent. Durations are YAML strings such as "30s".
@@ -187,6 +199,7 @@ func Default() *Config {
 		Store:  Store{Kind: DefaultStoreKind, Path: DefaultStorePath},
 		Server: Server{
 			MaxBodyBytes:      DefaultMaxBodyBytes,
+			MaxInlineBytes:    DefaultMaxInlineBytes,
 			ReadHeaderTimeout: DefaultReadHeaderTimeout,
 			IdleTimeout:       DefaultIdleTimeout,
 			KeepAlive:         DefaultKeepAlive,
@@ -205,6 +218,7 @@ func defaultAgent() Agent {
 		},
 		Poll:       Poll{Initial: DefaultPollInitial, Max: DefaultPollMax},
 		StatusText: DefaultStatusText,
+		StateKey:   DefaultStateKey,
 	}
 }
 
@@ -225,6 +239,9 @@ func (c *Config) ApplyDefaults() {
 	if c.Server.MaxBodyBytes == 0 {
 		c.Server.MaxBodyBytes = d.Server.MaxBodyBytes
 	}
+	if c.Server.MaxInlineBytes == 0 {
+		c.Server.MaxInlineBytes = d.Server.MaxInlineBytes
+	}
 	setDuration(&c.Server.ReadHeaderTimeout, d.Server.ReadHeaderTimeout)
 	setDuration(&c.Server.IdleTimeout, d.Server.IdleTimeout)
 	setDuration(&c.Server.KeepAlive, d.Server.KeepAlive)
@@ -242,6 +259,7 @@ func (a *Agent) applyDefaults() {
 	setDuration(&a.Poll.Initial, d.Poll.Initial)
 	setDuration(&a.Poll.Max, d.Poll.Max)
 	setString(&a.StatusText, d.StatusText)
+	setString(&a.StateKey, d.StateKey)
 }
 
 func setString(p *string, def string) {

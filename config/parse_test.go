@@ -26,6 +26,7 @@ store:
   url: redis://:${REDIS_PASSWORD}@redis:6379/0
 server:
   maxBodyBytes: 2097152
+  maxInlineBytes: 65536
   readHeaderTimeout: 5s
   idleTimeout: 1m
   keepAlive: 20s
@@ -42,6 +43,7 @@ agents:
     poll: {initial: 100ms, max: 2s}
     statusText: reasoning
     interruptTTL: 24h
+    stateKey: travelState
   - name: weather
     url: https://weather.example.com
 `
@@ -59,6 +61,7 @@ func TestParseFull(t *testing.T) {
 		Store:  Store{Kind: StoreRedis, Path: DefaultStorePath, URL: "redis://:pw@redis:6379/0"},
 		Server: Server{
 			MaxBodyBytes:      2 << 20,
+			MaxInlineBytes:    64 << 10,
 			ReadHeaderTimeout: Duration(5 * time.Second),
 			IdleTimeout:       Duration(time.Minute),
 			KeepAlive:         Duration(20 * time.Second),
@@ -76,6 +79,7 @@ func TestParseFull(t *testing.T) {
 			Poll:         Poll{Initial: Duration(100 * time.Millisecond), Max: Duration(2 * time.Second)},
 			StatusText:   StatusTextReasoning,
 			InterruptTTL: Duration(24 * time.Hour),
+			StateKey:     "travelState",
 		}, weather},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -147,6 +147,9 @@ func (s *Store) validate(ps *problems) {
 }
 
 func (s *Server) validate(ps *problems) {
+	if s.MaxInlineBytes <= 0 {
+		ps.add("server.maxInlineBytes", "must be > 0 (got %d)", s.MaxInlineBytes)
+	}
 	if s.MaxBodyBytes <= 0 {
 		ps.add("server.maxBodyBytes", "must be > 0 (got %d)", s.MaxBodyBytes)
 	}
@@ -210,6 +213,9 @@ func (a *Agent) validate(ps *problems, path string) {
 	positive(ps, path+".poll.max", a.Poll.Max)
 	if a.Poll.Initial > 0 && a.Poll.Max > 0 && a.Poll.Initial > a.Poll.Max {
 		ps.add(path+".poll.initial", "must not exceed poll.max (%s > %s)", a.Poll.Initial, a.Poll.Max)
+	}
+	if a.StateKey == "" {
+		ps.add(path+".stateKey", "must not be empty")
 	}
 	switch a.StatusText {
 	case StatusTextMessage, StatusTextActivity, StatusTextReasoning, StatusTextNone:
