@@ -47,6 +47,8 @@ type ToolCallRef struct {
 	Name       string          `json:"name"`
 	Args       json.RawMessage `json:"args,omitempty"`
 	ToolCallID string          `json:"toolCallId"`
+	// Frontend marks a call to one of the client's own tools.
+	Frontend bool `json:"frontend,omitempty"`
 }
 
 // PendingInterrupt is an interrupt the run ended with, with what the bridge
@@ -243,38 +245,49 @@ const StateKey = "a2a"
 
 // State is the client's shared state with the bridge's key replaced by the
 // run's view of the A2A task; every other key is the client's, untouched.
-func (t *Translator) State() json.RawMessage {
-	state := map[string]any{}
-	if t.opt.Input != nil && len(t.opt.Input.State) > 0 {
-		var client map[string]any
-		if err := json.Unmarshal(t.opt.Input.State, &client); err == nil && client != nil {
-			state = client
+func (t *Translator) State() json.RawMessage { return t.stateSnapshot() }
+
+// FrontendCalls are the calls to the client's own tools this run left
+// pending: the next run's tool messages answer them.
+func (t *Translator) FrontendCalls() []ToolCallRef { return t.frontendCalls }
+
+// frontendToolCall shows a call to one of the client's tools (AG-UI
+// frontend tools): the client executes it, so no server marker.
+func (t *Translator) frontendToolCall(out []agui.Event, callID, name string, args json.RawMessage) []agui.Event {
+	if callID == "" {
+		callID = "call-" + strconv.Itoa(len(t.toolCalls)+len(t.frontendCalls)+1)
+	}
+	ref := ToolCallRef{CallID: callID, Name: name, Args: args,
+		ToolCallID: ToolCallID(t.opt.ThreadID, string(t.taskID), callID), Frontend: true}
+	parent := t.lastMessage
+	if t.open != nil {
+		parent = t.open.messageID
+	}
+	out = t.closeText(out)
+	if parent == "" {
+		parent = t.id("toolcall-message", callID)
+	}
+	out = t.emit(out, &agui.ToolCallStart{ToolCallID: ref.ToolCallID, ToolCallName: name, ParentMessageID: parent})
+	if len(args) > 0 {
+		out = t.emit(out, &agui.ToolCallArgs{ToolCallID: ref.ToolCallID, Delta: string(args)})
+	}
+	out = t.emit(out, &agui.ToolCallEnd{ToolCallID: ref.ToolCallID})
+	t.recordToolCall(parent, ref)
+	t.frontendCalls = append(t.frontendCalls, ref)
+	return out
+}
+
+// isFrontendTool reports whether the request offered a tool of that name.
+func (t *Translator) isFrontendTool(name string) bool {
+	if t.opt.Input == nil {
+		return false
+	}
+	for _, tool := range t.opt.Input.Tools {
+		if tool.Name == name {
+			return true
 		}
 	}
-	key := t.opt.StateKey
-	if key == "" {
-		key = StateKey
-	}
-	view := map[string]any{"agent": t.opt.Agent}
-	if t.contextID != "" {
-		view["contextId"] = t.contextID
-	}
-	if t.taskID != "" {
-		view["task"] = map[string]any{"id": string(t.taskID), "state": stepName(t.state)}
-	}
-	if len(t.pending) > 0 {
-		ids := make([]any, len(t.pending))
-		for i, p := range t.pending {
-			ids[i] = p.Interrupt.ID
-		}
-		view["pendingInterrupts"] = ids
-	}
-	state[key] = view
-	b, err := json.Marshal(state)
-	if err != nil {
-		return json.RawMessage(`{}`)
-	}
-	return b
+	return false
 }
 
 // interrupt ends the run waiting for the user. Proposed function calls
@@ -299,6 +312,10 @@ func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.M
 			}
 			if m, ok := p.Data().(map[string]any); ok && isSchemaPart(p) && schema == nil {
 				schema = m
+				continue
+			}
+			if kind, id, name, args, _ := functionCall(p); kind == adkFunctionCall && state == a2a.TaskStateInputRequired && t.isFrontendTool(name) {
+				out = t.frontendToolCall(out, id, name, args)
 				continue
 			}
 			if kind, id, name, args, _ := functionCall(p); kind == adkFunctionCall && state == a2a.TaskStateInputRequired {
@@ -345,6 +362,20 @@ func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.M
 		t.pending = append(t.pending, PendingInterrupt{Interrupt: in, ExpiresAt: expires, TaskID: string(t.taskID),
 			ContextID: t.contextID, State: string(state), ToolCall: ref})
 	}
+	if len(proposals) == 0 && len(t.frontendCalls) > 0 {
+		// The agent waits for the client's own tools: the run ends with the
+		// calls pending (1.0 clients are told which), and the next run's
+		// tool messages go back to the task.
+		outcome := (*agui.Outcome)(nil)
+		if t.opt.V1 {
+			ids := make([]string, len(t.frontendCalls))
+			for i, r := range t.frontendCalls {
+				ids[i] = r.ToolCallID
+			}
+			outcome = &agui.Outcome{Type: agui.OutcomeSuccess, PendingToolCallIDs: ids}
+		}
+		return t.finish(out, &agui.RunFinished{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID, Outcome: outcome})
+	}
 	switch {
 	case len(proposals) > 0:
 		for i := range proposals {
@@ -370,7 +401,14 @@ func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.M
 			Message: question, ResponseSchema: schema, Metadata: meta(nil)}, nil)
 	}
 
-	out = t.emit(out, &agui.StateSnapshot{Snapshot: t.State()})
+	ids := make([]any, len(t.pending))
+	for i, p := range t.pending {
+		ids[i] = p.Interrupt.ID
+	}
+	t.noteTask(nil)
+	t.setView("pendingInterrupts", ids)
+	t.stateVersion++
+	out = t.emitSnapshot(out)
 	out = t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
 	interrupts := make([]agui.Interrupt, len(t.pending))
 	for i, p := range t.pending {

@@ -1,7 +1,10 @@
 package mapping
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -9,18 +12,22 @@ import (
 	"github.com/a2a-agui-bridge/bridge/agui"
 )
 
+// ErrPartTooLarge is returned for an inline media part above the limit.
+var ErrPartTooLarge = errors.New("inline part too large")
+
 // UserInput turns the user messages the agent has not seen yet into the
 // parts of one A2A message, in conversation order, and returns their ids.
 // Assistant, tool, system and activity messages are not re-sent: the A2A
-// agent keeps its own context for the contextId.
-func UserInput(messages []agui.Message, seen []string) ([]*a2a.Part, []string, error) {
+// agent keeps its own context for the contextId. Inline media above
+// maxInline bytes (when positive) is refused with ErrPartTooLarge.
+func UserInput(messages []agui.Message, seen []string, maxInline int) ([]*a2a.Part, []string, error) {
 	var parts []*a2a.Part
 	var ids []string
 	for i, m := range messages {
 		if m.Role != agui.RoleUser || slices.Contains(seen, m.ID) {
 			continue
 		}
-		ps, err := userParts(m)
+		ps, err := userParts(m, maxInline)
 		if err != nil {
 			return nil, nil, fmt.Errorf("messages[%d]: %w", i, err)
 		}
@@ -33,7 +40,7 @@ func UserInput(messages []agui.Message, seen []string) ([]*a2a.Part, []string, e
 	return parts, ids, nil
 }
 
-func userParts(m agui.Message) ([]*a2a.Part, error) {
+func userParts(m agui.Message, maxInline int) ([]*a2a.Part, error) {
 	if m.Content == nil {
 		return nil, nil
 	}
@@ -46,7 +53,7 @@ func userParts(m agui.Message) ([]*a2a.Part, error) {
 	case agui.ContentParts:
 		var out []*a2a.Part
 		for j, p := range m.Content.Parts {
-			part, err := contentPart(p)
+			part, err := contentPart(p, maxInline)
 			if err != nil {
 				return nil, fmt.Errorf("content[%d]: %w", j, err)
 			}
@@ -63,7 +70,7 @@ func userParts(m agui.Message) ([]*a2a.Part, error) {
 // contentPart maps one AG-UI content part: text to a text part, inline
 // media to raw bytes, media by URL to a URL part, and a provider file
 // handle (which the bridge must not fetch) to a data part naming it.
-func contentPart(p agui.ContentPart) (*a2a.Part, error) {
+func contentPart(p agui.ContentPart, maxInline int) (*a2a.Part, error) {
 	switch p.Type {
 	case "text":
 		if p.Text == "" {
@@ -77,9 +84,9 @@ func contentPart(p agui.ContentPart) (*a2a.Part, error) {
 		name, _ := p.Metadata["filename"].(string)
 		switch p.Source.Type {
 		case "data":
-			b, err := base64.StdEncoding.DecodeString(p.Source.Value)
+			b, err := decodeInline(p.Source.Value, maxInline)
 			if err != nil {
-				return nil, fmt.Errorf("source.value: not valid base64: %v", err)
+				return nil, fmt.Errorf("source.value: %w", err)
 			}
 			return a2a.NewRawPart(b, p.Source.MimeType, name), nil
 		case "url":
@@ -94,9 +101,9 @@ func contentPart(p agui.ContentPart) (*a2a.Part, error) {
 	case "binary":
 		switch {
 		case p.Data != "":
-			b, err := base64.StdEncoding.DecodeString(p.Data)
+			b, err := decodeInline(p.Data, maxInline)
 			if err != nil {
-				return nil, fmt.Errorf("data: not valid base64: %v", err)
+				return nil, fmt.Errorf("data: %w", err)
 			}
 			return a2a.NewRawPart(b, p.MimeType, p.Filename), nil
 		case p.URL != "":
@@ -110,4 +117,100 @@ func contentPart(p agui.ContentPart) (*a2a.Part, error) {
 	default:
 		return nil, fmt.Errorf("unknown content part type %q", p.Type)
 	}
+}
+
+// decodeInline decodes base64 media, refusing it before decoding when its
+// size would pass the limit.
+func decodeInline(v string, maxInline int) ([]byte, error) {
+	if maxInline > 0 && base64.StdEncoding.DecodedLen(len(v)) > maxInline+2 {
+		return nil, fmt.Errorf("%w: about %d bytes, the limit is %d", ErrPartTooLarge, base64.StdEncoding.DecodedLen(len(v)), maxInline)
+	}
+	b, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return nil, fmt.Errorf("not valid base64: %v", err)
+	}
+	if maxInline > 0 && len(b) > maxInline {
+		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrPartTooLarge, len(b), maxInline)
+	}
+	return b, nil
+}
+
+// ToolResults turns the client's tool messages answering pending frontend
+// calls into ADK function_response parts for the task that made the calls,
+// and adds their ids to ids (so they are sent once). A result that is JSON
+// travels as JSON; any other text as a string; a failed tool's error as
+// {"error": …}.
+func ToolResults(messages []agui.Message, pending []ToolCallRef, seen, ids []string) ([]*a2a.Part, []string) {
+	var parts []*a2a.Part
+	for _, m := range messages {
+		if m.Role != agui.RoleTool || slices.Contains(seen, m.ID) || slices.Contains(ids, m.ID) {
+			continue
+		}
+		i := slices.IndexFunc(pending, func(r ToolCallRef) bool { return r.ToolCallID == m.ToolCallID })
+		if i < 0 {
+			continue
+		}
+		ref := pending[i]
+		var response any
+		text := ""
+		if m.Content != nil {
+			text = m.Content.Text
+			if m.Content.Kind == agui.ContentParts {
+				b, _ := json.Marshal(m.Content.Parts)
+				text = string(b)
+			}
+		}
+		dec := json.NewDecoder(bytes.NewReader([]byte(text)))
+		dec.UseNumber()
+		if err := dec.Decode(&response); err != nil || dec.More() {
+			response = text
+		}
+		if m.Error != "" {
+			response = map[string]any{"error": m.Error, "content": response}
+		}
+		part := a2a.NewDataPart(map[string]any{"id": ref.CallID, "name": ref.Name, "response": response})
+		part.Metadata = map[string]any{adkTypeKey: adkFunctionResponse}
+		parts = append(parts, part)
+		ids = append(ids, m.ID)
+	}
+	return parts, ids
+}
+
+// ExtensionMetadata is what the bridge's A2A extension puts in a message's
+// metadata: the client's state without the bridge's own key, its context,
+// its forwarded props and its frontend tools.
+func ExtensionMetadata(in *agui.RunAgentInput, stateKey string) map[string]any {
+	if stateKey == "" {
+		stateKey = StateKey
+	}
+	meta := map[string]any{}
+	var state map[string]any
+	if len(in.State) > 0 && json.Unmarshal(in.State, &state) == nil && state != nil {
+		delete(state, stateKey)
+		meta["state"] = state
+	}
+	ctx := make([]any, 0, len(in.Context))
+	for _, c := range in.Context {
+		ctx = append(ctx, map[string]any{"description": c.Description, "value": c.Value})
+	}
+	meta["context"] = ctx
+	if len(in.ForwardedProps) > 0 {
+		var fp any
+		if json.Unmarshal(in.ForwardedProps, &fp) == nil && fp != nil {
+			meta["forwardedProps"] = fp
+		}
+	}
+	tools := make([]any, 0, len(in.Tools))
+	for _, t := range in.Tools {
+		tool := map[string]any{"name": t.Name, "description": t.Description}
+		if len(t.Parameters) > 0 {
+			var params any
+			if json.Unmarshal(t.Parameters, &params) == nil {
+				tool["parameters"] = params
+			}
+		}
+		tools = append(tools, tool)
+	}
+	meta["tools"] = tools
+	return meta
 }

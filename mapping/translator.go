@@ -1,7 +1,10 @@
 package mapping
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -86,6 +89,14 @@ type Options struct {
 	// KnownToolCalls are the thread's earlier server tool calls, so a
 	// resumed run reports their results on the original tool call ids.
 	KnownToolCalls []ToolCallRef
+	// PreviousView is the bridge's part of the shared state as the thread's
+	// last run left it, and StateVersion that state's version.
+	PreviousView json.RawMessage
+	StateVersion int64
+	// MaxInlineBytes bounds raw file bytes forwarded to the client (as a
+	// data: URL); larger files are announced without their bytes. Default
+	// 1 MiB.
+	MaxInlineBytes int
 	// ResumedTask is the task a resume run answers. Servers that open every
 	// turn with a Task snapshot (@a2a-js/sdk) first repeat the interrupted
 	// state and earlier artifacts; that snapshot is history, not news.
@@ -129,10 +140,16 @@ type Translator struct {
 	// reply has been shown.
 	answered bool
 
-	toolCalls   map[string]ToolCallRef // by A2A call id
-	runMessages []*runMessage
-	lastMessage string // id of the last assistant message written
-	pending     []PendingInterrupt
+	view         view
+	stateVersion int64
+	reasoningN   int // reasoning spans opened, for fresh ids
+	fileN        int // files shown, for activity ids
+
+	frontendCalls []ToolCallRef
+	toolCalls     map[string]ToolCallRef // by A2A call id
+	runMessages   []*runMessage
+	lastMessage   string // id of the last assistant message written
+	pending       []PendingInterrupt
 }
 
 // textStream is one AG-UI assistant message fed by one A2A source: an
@@ -164,6 +181,11 @@ func New(opt Options) *Translator {
 	for _, r := range opt.KnownToolCalls {
 		t.toolCalls[r.CallID] = r
 	}
+	if t.opt.MaxInlineBytes <= 0 {
+		t.opt.MaxInlineBytes = MaxInlineFileBytes
+	}
+	t.stateVersion = opt.StateVersion
+	t.initView()
 	return t
 }
 
@@ -190,7 +212,11 @@ func (t *Translator) Start() []agui.Event {
 		ev.ProtocolVersion = "1.0"
 	}
 	var out []agui.Event
-	return t.emit(out, ev)
+	out = t.emit(out, ev)
+	// Every run starts from the full state: the client's own keys as it
+	// sent them and the bridge's key as the bridge knows it, so a client
+	// that missed a delta is whole again.
+	return t.emitSnapshot(out)
 }
 
 // Translate maps one A2A event. After the run has ended it returns nothing.
@@ -226,7 +252,7 @@ func (t *Translator) Translate(ev a2a.Event) []agui.Event {
 		out = t.closeText(out)
 		out = t.custom(out, "a2a.unknown", map[string]any{"event": ev})
 	}
-	return out
+	return t.syncState(out)
 }
 
 // Fail ends the run with RUN_ERROR after closing everything that is open.
@@ -300,6 +326,19 @@ func (t *Translator) onStatus(out []agui.Event, state a2a.TaskState, msg *a2a.Me
 		// An echo of the user's own message is not agent output.
 		msg = nil
 	}
+	prev := t.state
+	if state != "" {
+		t.state = state
+	}
+	// The state's statusText explains the task's state (a question, an
+	// error, a closing remark); progress text of a working task is part of
+	// the conversation, and would otherwise cost a delta per token.
+	var statusText *string
+	if txt := strings.TrimSpace(messageText(msg)); txt != "" && state != a2a.TaskStateWorking && state != a2a.TaskStateSubmitted {
+		statusText = &txt
+	}
+	t.noteTask(statusText)
+	out = t.thoughts(out, msg)
 	switch {
 	case state == a2a.TaskStateCompleted:
 		t.state = state
@@ -331,8 +370,7 @@ func (t *Translator) onStatus(out []agui.Event, state a2a.TaskState, msg *a2a.Me
 		t.state = state
 		return t.interrupt(out, state, msg)
 	}
-	if state != "" && state != t.state {
-		t.state = state
+	if state != "" && state != prev {
 		out = t.closeText(out)
 		out = t.endStep(out)
 		t.step = "a2a:" + stepName(state)
@@ -389,14 +427,7 @@ func (t *Translator) statusText(out []agui.Event, msg *a2a.Message, role statusR
 		return t.emit(out, &agui.ActivitySnapshot{MessageID: t.activityID, ActivityType: "a2a.status",
 			Content: map[string]any{"state": stepName(t.state), "text": s.text.String()}})
 	case t.opt.V1 && t.opt.StatusText == StatusAsReasoning:
-		out = t.closeText(out)
-		rid := t.id("reasoning", string(t.taskID))
-		if !t.reasoning {
-			t.reasoning = true
-			out = t.emit(out, &agui.ReasoningStart{MessageID: rid})
-			out = t.emit(out, &agui.ReasoningMessageStart{MessageID: rid, Role: agui.RoleReasoning})
-		}
-		return t.emit(out, &agui.ReasoningMessageContent{MessageID: rid, Delta: delta})
+		return t.reason(out, delta)
 	default:
 		// Older clients reject activity and reasoning events.
 		out = t.closeText(out)
@@ -431,7 +462,7 @@ func (t *Translator) onArtifact(out []agui.Event, art *a2a.Artifact, appendParts
 		s = t.newStream(source)
 		s.holding = true
 	}
-	out = t.artifactParts(out, s, art, t.nonText[art.ID])
+	out = t.artifactParts(out, s, art, appendParts, t.nonText[art.ID])
 	if last {
 		out = t.endStream(out, s)
 	}
@@ -461,21 +492,32 @@ func (t *Translator) onSnapshotArtifact(out []agui.Event, art *a2a.Artifact) []a
 		s.holding = true
 		out = t.artifactText(out, s, full)
 	}
-	out = t.artifactParts(out, s, &a2a.Artifact{ID: art.ID, Parts: nonTextOnly(art.Parts)}, t.nonText[art.ID])
+	out = t.artifactParts(out, s, &a2a.Artifact{ID: art.ID, Parts: nonTextOnly(art.Parts)}, false, t.nonText[art.ID])
 	return t.endStream(out, s)
 }
 
 // artifactParts maps an artifact update's parts in order: text feeds the
-// artifact's message, other parts become CUSTOM events. skip non-text parts
-// were already mapped from an earlier snapshot.
-func (t *Translator) artifactParts(out []agui.Event, s *textStream, art *a2a.Artifact, skip int) []agui.Event {
+// artifact's message, thoughts go to reasoning, data goes to the shared
+// state (the first data part with the update's append flag, the rest
+// appended), other parts to activities or CUSTOM events. skip counts parts
+// of the last kind already mapped from an earlier snapshot.
+func (t *Translator) artifactParts(out []agui.Event, s *textStream, art *a2a.Artifact, appendData bool, skip int) []agui.Event {
 	seen := 0
 	for _, p := range art.Parts {
 		if p == nil {
 			continue
 		}
 		if _, ok := p.Content.(a2a.TextPart); ok {
-			out = t.artifactText(out, s, p.Text())
+			if isThought(p) {
+				out = t.reason(out, p.Text())
+			} else {
+				out = t.artifactText(out, s, p.Text())
+			}
+			continue
+		}
+		if _, ok := p.Content.(a2a.DataPart); ok && !isSpecialData(p) {
+			t.putArtifactData(art.ID, p.Data(), appendData)
+			appendData = true
 			continue
 		}
 		seen++
@@ -553,7 +595,11 @@ func (t *Translator) onMessage(out []agui.Event, msg *a2a.Message) []agui.Event 
 			continue
 		}
 		if _, ok := p.Content.(a2a.TextPart); ok {
-			out = t.artifactText(out, s, p.Text())
+			if isThought(p) {
+				out = t.reason(out, p.Text())
+			} else {
+				out = t.artifactText(out, s, p.Text())
+			}
 			continue
 		}
 		out = t.nonTextPart(out, p, "")
@@ -579,22 +625,11 @@ func (t *Translator) nonTextParts(out []agui.Event, msg *a2a.Message) []agui.Eve
 	return out
 }
 
-// nonTextPart maps a data or file part that no richer mapping claims to a
-// CUSTOM event, so nothing the agent sends is dropped silently.
+// nonTextPart maps a non-text part: function calls and responses to tool
+// calls, the agent's UI keys and data to the shared state, files to an
+// activity (1.0 clients) or CUSTOM event and to the state; anything else to
+// CUSTOM, so nothing the agent sends is dropped silently.
 func (t *Translator) nonTextPart(out []agui.Event, p *a2a.Part, artifactID a2a.ArtifactID) []agui.Event {
-	value := map[string]any{"taskId": string(t.taskID)}
-	if artifactID != "" {
-		value["artifactId"] = string(artifactID)
-	}
-	if p.MediaType != "" {
-		value["mediaType"] = p.MediaType
-	}
-	if p.Filename != "" {
-		value["filename"] = p.Filename
-	}
-	if len(p.Metadata) > 0 {
-		value["metadata"] = p.Metadata
-	}
 	switch kind, id, fname, args, response := functionCall(p); kind {
 	case adkFunctionCall:
 		out, _ = t.toolCall(out, id, fname, args)
@@ -604,28 +639,146 @@ func (t *Translator) nonTextPart(out []agui.Event, p *a2a.Part, artifactID a2a.A
 			return out
 		}
 	}
-	name := "a2a.data"
+	if isUIState(p) {
+		t.mergeInto("ui", p.Data())
+		return out
+	}
 	switch c := p.Content.(type) {
-	case a2a.DataPart:
-		value["data"] = c.Value
-	case a2a.URLPart:
-		name = "a2a.file"
-		value["url"] = string(c)
-	case a2a.RawPart:
-		name = "a2a.file"
-		value["size"] = len(c)
-		if len(c) <= MaxInlineFileBytes {
-			value["bytes"] = []byte(c)
-		} else {
-			value["omitted"] = "inline bytes above the forwarding limit"
-		}
 	case a2a.TextPart:
 		return out
-	default:
-		name = "a2a.part"
+	case a2a.DataPart:
+		if artifactID != "" {
+			t.putArtifactData(artifactID, c.Value, false)
+		} else {
+			t.mergeInto("statusData", c.Value)
+		}
+		return out
+	case a2a.URLPart, a2a.RawPart:
+		return t.file(out, p, artifactID)
+	}
+	value := map[string]any{"taskId": string(t.taskID), "part": p}
+	if artifactID != "" {
+		value["artifactId"] = string(artifactID)
 	}
 	out = t.closeText(out)
-	return t.custom(out, name, value)
+	return t.custom(out, "a2a.part", value)
+}
+
+// file shows a file part: 1.0 clients get an ACTIVITY_SNAPSHOT of type
+// a2a.file, older clients (which reject activities) a CUSTOM a2a.file, and
+// the state lists it. Inline bytes travel as a data: URL up to the limit;
+// above it the file is announced without them.
+func (t *Translator) file(out []agui.Event, p *a2a.Part, artifactID a2a.ArtifactID) []agui.Event {
+	info := map[string]any{}
+	if p.MediaType != "" {
+		info["mediaType"] = p.MediaType
+	}
+	if p.Filename != "" {
+		info["name"] = p.Filename
+	}
+	if artifactID != "" {
+		info["artifactId"] = string(artifactID)
+	}
+	switch c := p.Content.(type) {
+	case a2a.URLPart:
+		info["url"] = string(c)
+	case a2a.RawPart:
+		info["size"] = len(c)
+		if len(c) <= t.opt.MaxInlineBytes {
+			mt := p.MediaType
+			if mt == "" {
+				mt = "application/octet-stream"
+			}
+			info["url"] = "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(c)
+		} else {
+			info["omitted"] = fmt.Sprintf("the file's %d bytes are above the bridge's %d-byte limit for inline files", len(c), t.opt.MaxInlineBytes)
+		}
+	}
+	stateInfo := maps.Clone(info)
+	if u, _ := stateInfo["url"].(string); strings.HasPrefix(u, "data:") {
+		// The state keeps the file's description, not its bytes.
+		delete(stateInfo, "url")
+	}
+	t.addFile(stateInfo)
+	out = t.closeText(out)
+	if t.opt.V1 {
+		n := t.fileN
+		t.fileN++
+		return t.emit(out, &agui.ActivitySnapshot{MessageID: t.id("file", string(t.taskID), strconv.Itoa(n)),
+			ActivityType: "a2a.file", Content: info})
+	}
+	return t.custom(out, "a2a.file", info)
+}
+
+// thoughts shows the thought parts of a status message as reasoning.
+func (t *Translator) thoughts(out []agui.Event, msg *a2a.Message) []agui.Event {
+	if msg == nil {
+		return out
+	}
+	for _, p := range msg.Parts {
+		if p != nil && isThought(p) {
+			out = t.reason(out, p.Text())
+		}
+	}
+	return out
+}
+
+// reason shows a thought: as reasoning for 1.0 clients; for older ones it
+// stays out of the answer as a CUSTOM a2a.reasoning event.
+func (t *Translator) reason(out []agui.Event, text string) []agui.Event {
+	if text == "" {
+		return out
+	}
+	out = t.closeText(out)
+	if !t.opt.V1 {
+		return t.custom(out, "a2a.reasoning", map[string]any{"taskId": string(t.taskID), "text": text})
+	}
+	if !t.reasoning {
+		t.reasoning = true
+		t.reasoningN++
+		rid := t.reasoningID()
+		out = t.emit(out, &agui.ReasoningStart{MessageID: rid})
+		out = t.emit(out, &agui.ReasoningMessageStart{MessageID: rid, Role: agui.RoleReasoning})
+	}
+	return t.emit(out, &agui.ReasoningMessageContent{MessageID: t.reasoningID(), Delta: text})
+}
+
+func (t *Translator) reasoningID() string {
+	return t.id("reasoning", string(t.taskID), strconv.Itoa(t.reasoningN))
+}
+
+// isThought reports a text part the agent marks as its reasoning (ADK's
+// adk_thought metadata, or a plain thought flag).
+func isThought(p *a2a.Part) bool {
+	if _, ok := p.Content.(a2a.TextPart); !ok {
+		return false
+	}
+	for _, k := range []string{"adk_thought", "thought"} {
+		if b, _ := p.Metadata[k].(bool); b {
+			return true
+		}
+	}
+	return false
+}
+
+// ExtensionURI is the bridge's A2A extension: an agent whose card declares
+// it receives the client's state, context, forwarded props and frontend
+// tools in message metadata, and may set UI state keys.
+const ExtensionURI = "https://github.com/a2a-agui-bridge/bridge/ext/agui/v1"
+
+// isUIState reports a data part marked by the extension as UI state.
+func isUIState(p *a2a.Part) bool {
+	m, _ := p.Metadata[ExtensionURI].(map[string]any)
+	return m != nil && m["kind"] == "ui-state"
+}
+
+// isSpecialData reports data parts with a meaning beyond plain data.
+func isSpecialData(p *a2a.Part) bool {
+	if isUIState(p) || isSchemaPart(p) {
+		return true
+	}
+	kind, _, _, _, _ := functionCall(p)
+	return kind != ""
 }
 
 // MaxInlineFileBytes bounds the raw file bytes forwarded inside a CUSTOM
@@ -649,6 +802,7 @@ func (t *Translator) writeText(out []agui.Event, s *textStream, delta string) []
 	if t.open != s {
 		out = t.closeText(out)
 		out = t.closeReasoning(out)
+		out = t.syncState(out) // before the message opens, while legacy clients can take it
 		if s.messageID == "" {
 			s.messageID = t.id("message", s.key)
 		}
@@ -670,7 +824,8 @@ func (t *Translator) closeText(out []agui.Event) []agui.Event {
 	s := t.open
 	s.open = false
 	t.open = nil
-	return t.emit(out, &agui.TextMessageEnd{MessageID: s.messageID})
+	out = t.emit(out, &agui.TextMessageEnd{MessageID: s.messageID})
+	return t.syncState(out) // state changes waited for the message to close
 }
 
 func (t *Translator) closeReasoning(out []agui.Event) []agui.Event {
@@ -678,7 +833,7 @@ func (t *Translator) closeReasoning(out []agui.Event) []agui.Event {
 		return out
 	}
 	t.reasoning = false
-	rid := t.id("reasoning", string(t.taskID))
+	rid := t.reasoningID()
 	out = t.emit(out, &agui.ReasoningMessageEnd{MessageID: rid})
 	return t.emit(out, &agui.ReasoningEnd{MessageID: rid})
 }
@@ -699,6 +854,8 @@ func (t *Translator) closeAll(out []agui.Event) []agui.Event {
 }
 
 func (t *Translator) finish(out []agui.Event, terminal agui.Event) []agui.Event {
+	t.noteTask(nil)
+	out = t.syncState(out)
 	out = t.emit(out, terminal)
 	t.done = true
 	return out
@@ -812,7 +969,7 @@ func partsText(parts []*a2a.Part) string {
 		if p == nil {
 			continue
 		}
-		if txt, ok := p.Content.(a2a.TextPart); ok {
+		if txt, ok := p.Content.(a2a.TextPart); ok && !isThought(p) {
 			b.WriteString(string(txt))
 		}
 	}

@@ -40,6 +40,8 @@ type scriptOptions struct {
 	TTL string `json:"ttl"`
 	// ResumedTask is the task a resume run answers.
 	ResumedTask string `json:"resumedTask"`
+	// Tools offers the frontend tool change_background.
+	Tools bool `json:"tools"`
 }
 
 func readScript(t *testing.T, path string) (scriptOptions, []a2a.Event) {
@@ -144,6 +146,10 @@ func translateAll(opts scriptOptions, events []a2a.Event) []agui.Event {
 		o.InterruptTTL = d
 	}
 	o.ResumedTask = a2a.TaskID(opts.ResumedTask)
+	if opts.Tools && o.Input != nil {
+		o.Input.Tools = []agui.Tool{{Name: "change_background", Description: "Changes the page background",
+			Parameters: json.RawMessage(`{"type":"object","properties":{"color":{"type":"string"}}}`)}}
+	}
 	tr := New(o)
 	out := tr.Start()
 	for _, ev := range events {
