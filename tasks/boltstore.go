@@ -91,6 +91,8 @@ type boltThread struct {
 	Resolved       []ResolvedInterrupt        `json:"resolved,omitempty"`
 	ActiveResolved []ResolvedInterrupt        `json:"activeResolved,omitempty"`
 	ToolCalls      []mapping.ToolCallRef      `json:"toolCalls,omitempty"`
+	FrontendCalls  []mapping.ToolCallRef      `json:"frontendCalls,omitempty"`
+	StateVersion   int64                      `json:"stateVersion,omitempty"`
 	Version        int64                      `json:"version"`
 	UpdatedAt      time.Time                  `json:"updatedAt,omitzero"`
 }
@@ -230,6 +232,8 @@ func (s *BoltStore) GetThread(ctx context.Context, key ThreadKey) (*Thread, erro
 		Resolved:       rec.Resolved,
 		ActiveResolved: rec.ActiveResolved,
 		ToolCalls:      rec.ToolCalls,
+		FrontendCalls:  rec.FrontendCalls,
+		StateVersion:   rec.StateVersion,
 		Version:        rec.Version,
 		UpdatedAt:      rec.UpdatedAt,
 	}, nil
@@ -260,6 +264,8 @@ func (s *BoltStore) PutThread(ctx context.Context, th *Thread) (int64, error) {
 		Resolved:       th.Resolved,
 		ActiveResolved: th.ActiveResolved,
 		ToolCalls:      th.ToolCalls,
+		FrontendCalls:  th.FrontendCalls,
+		StateVersion:   th.StateVersion,
 		Version:        next,
 		UpdatedAt:      time.Now(),
 	})

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,7 +35,10 @@ type driver struct {
 	parts  []*a2a.Part
 	newIDs []string
 	resume *resumePlan // nil unless the run answers interrupts
-	log    *slog.Logger
+	// continueTask is the task a message continues (one waiting for the
+	// client's tool results); "" starts a new task in the context.
+	continueTask a2a.TaskID
+	log          *slog.Logger
 
 	tr      *mapping.Translator
 	guard   *agui.Guard
@@ -86,9 +90,40 @@ func (d *driver) setup() {
 		InterruptTTL:   d.spec.InterruptTTL,
 		KnownToolCalls: d.thread.ToolCalls,
 		ResumedTask:    d.resumedTask(),
+		StateKey:       d.spec.StateKey,
+		PreviousView:   viewIn(d.thread.State, d.spec.StateKey),
+		StateVersion:   d.thread.StateVersion,
+		MaxInlineBytes: d.spec.MaxInlineBytes,
 	})
 	d.guard = agui.NewGuard(d.in.IsV1())
 	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.log)
+}
+
+// extend applies the bridge's A2A extension when the agent declares it:
+// the request asks for it (A2A-Extensions) and the message carries the
+// client's state (without the bridge's key), context, forwarded props and
+// frontend tools.
+func (d *driver) extend(ctx context.Context, msg *a2a.Message) context.Context {
+	if !d.agent.DeclaresExtension(mapping.ExtensionURI) {
+		return ctx
+	}
+	if msg.Metadata == nil {
+		msg.Metadata = map[string]any{}
+	}
+	msg.Metadata[mapping.ExtensionURI] = mapping.ExtensionMetadata(d.in, d.spec.StateKey)
+	return a2a.WithHeaders(ctx, map[string]string{"A2A-Extensions": mapping.ExtensionURI})
+}
+
+// viewIn extracts the bridge's key from a stored shared state.
+func viewIn(state json.RawMessage, key string) json.RawMessage {
+	if key == "" {
+		key = mapping.StateKey
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(state, &m) != nil {
+		return nil
+	}
+	return m[key]
 }
 
 func (d *driver) resumedTask() a2a.TaskID {
@@ -136,12 +171,13 @@ func (d *driver) drive() {
 		d.resumeAuth(ctx, cancel)
 		return
 	}
-	msg := a2a.NewUserMessage(d.thread.ContextID, "", d.parts...)
+	msg := a2a.NewUserMessage(d.thread.ContextID, d.continueTask, d.parts...)
 	if d.resume != nil {
 		// The answer goes to the interrupted task, in its context.
 		msg = a2a.NewUserMessage(d.resume.contextID, d.resume.taskID, d.parts...)
 		msg.Metadata = d.resume.metadata
 	}
+	ctx = d.extend(ctx, msg)
 	var upstream error
 	if d.agent.Streaming() {
 		var f *follower
@@ -494,6 +530,8 @@ func (d *driver) finalize() {
 		}
 		th.Messages = d.tr.Conversation()
 		th.State = d.tr.State()
+		th.StateVersion = d.tr.StateVersion()
+		th.FrontendCalls = d.tr.FrontendCalls()
 		for _, ref := range d.tr.ToolCalls() {
 			if !slices.ContainsFunc(th.ToolCalls, func(r mapping.ToolCallRef) bool { return r.ToolCallID == ref.ToolCallID }) {
 				th.ToolCalls = append(th.ToolCalls, ref)

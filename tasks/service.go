@@ -22,6 +22,9 @@ import (
 // it, and tests may pass their own.
 type Agent interface {
 	Streaming() bool
+	// DeclaresExtension reports whether the agent's card lists the A2A
+	// extension uri.
+	DeclaresExtension(uri string) bool
 	SendStreaming(ctx context.Context, msg *a2a.Message) iter.Seq2[a2a.Event, error]
 	Send(ctx context.Context, msg *a2a.Message, returnImmediately bool) (a2a.Event, error)
 	GetTask(ctx context.Context, id a2a.TaskID) (*a2a.Task, error)
@@ -46,6 +49,10 @@ type AgentSpec struct {
 	PollInitial time.Duration
 	PollMax     time.Duration
 	StatusText  mapping.StatusTextPolicy
+	// StateKey is the shared-state key the bridge owns; default "a2a".
+	StateKey string
+	// MaxInlineBytes bounds one inline file both ways; default 1 MiB.
+	MaxInlineBytes int
 	// InterruptTTL, when positive, makes this agent's interrupts expire;
 	// the bridge refuses a resolve after that (a cancel is still taken).
 	InterruptTTL time.Duration
@@ -243,7 +250,10 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	case err != nil:
 		return nil, storeError(err)
 	}
-	parts, newIDs, err := mapping.UserInput(in.Messages, current.SeenMessageIDs)
+	parts, newIDs, err := mapping.UserInput(in.Messages, current.SeenMessageIDs, spec.MaxInlineBytes)
+	if errors.Is(err, mapping.ErrPartTooLarge) {
+		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: "part_too_large", Message: err.Error()}
+	}
 	if err != nil {
 		return nil, &Error{Status: http.StatusBadRequest, Code: "invalid_input", Message: err.Error()}
 	}
@@ -261,6 +271,15 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		return rejectedRun(key, in, rej), nil
 	case rp != nil:
 		return &Run{Key: key, RunID: rp.runID, store: s.store, after: rp.after}, nil
+	}
+	// Results of the client's own tools go back to the task that asked for
+	// them, with any new user text.
+	var continueTask a2a.TaskID
+	if plan == nil && len(current.FrontendCalls) > 0 {
+		var results []*a2a.Part
+		results, newIDs = mapping.ToolResults(in.Messages, current.FrontendCalls, current.SeenMessageIDs, newIDs)
+		parts = append(results, parts...)
+		continueTask = a2a.TaskID(current.TaskID)
 	}
 
 	// Only the thread's active run appends to its journal, so the last
@@ -283,7 +302,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	}
 	run := &Run{Key: key, RunID: in.RunID, store: s.store, after: after}
 	d := &driver{svc: s, spec: spec, thread: th, in: in, parts: parts, newIDs: newIDs,
-		resume: plan, accepted: make(chan error, 1)}
+		resume: plan, continueTask: continueTask, accepted: make(chan error, 1)}
 
 	if len(parts) == 0 && (plan == nil || !plan.cancel) {
 		// Nothing new to say to the agent (a client re-running a thread

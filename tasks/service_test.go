@@ -33,6 +33,8 @@ type scriptedAgent struct {
 	getErr error
 	// block makes SendStreaming wait for ctx before yielding anything.
 	block bool
+	// extension makes the card declare the bridge's A2A extension.
+	extension bool
 
 	mu       sync.Mutex
 	gets     int
@@ -46,6 +48,8 @@ type scripted struct {
 }
 
 func (s *scriptedAgent) Streaming() bool { return s.streaming }
+
+func (s *scriptedAgent) DeclaresExtension(string) bool { return s.extension }
 
 func (s *scriptedAgent) SendStreaming(ctx context.Context, msg *a2a.Message) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
@@ -341,7 +345,7 @@ func TestNoNewInputFinishesWithoutCallingTheAgent(t *testing.T) {
 		t.Fatal(err)
 	}
 	events := collect(t, run)
-	if len(events) != 2 || events[1].Type() != agui.EventRunFinished {
+	if events[0].Type() != agui.EventRunStarted || events[len(events)-1].Type() != agui.EventRunFinished {
 		t.Fatalf("events %v", events)
 	}
 	if len(agent.sent) != 0 {

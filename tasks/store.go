@@ -63,6 +63,11 @@ type Thread struct {
 	// ToolCalls are the server tool calls shown on this thread, so a later
 	// run reports their results on the original tool call ids.
 	ToolCalls []mapping.ToolCallRef
+	// FrontendCalls are calls to the client's own tools the last run left
+	// pending: the next run's tool messages answer them on the same task.
+	FrontendCalls []mapping.ToolCallRef
+	// StateVersion counts the shared-state changes sent on this thread.
+	StateVersion int64
 	// Version is the optimistic-concurrency version: 0 for a thread not
 	// yet stored, then incremented by every successful Put.
 	Version   int64
@@ -95,6 +100,7 @@ func (t *Thread) Clone() *Thread {
 	c.Resolved = append([]ResolvedInterrupt(nil), t.Resolved...)
 	c.ActiveResolved = append([]ResolvedInterrupt(nil), t.ActiveResolved...)
 	c.ToolCalls = append([]mapping.ToolCallRef(nil), t.ToolCalls...)
+	c.FrontendCalls = append([]mapping.ToolCallRef(nil), t.FrontendCalls...)
 	return &c
 }
 

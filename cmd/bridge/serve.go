@@ -77,6 +77,8 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger) *bridge {
 			PollMax:        time.Duration(a.Poll.Max),
 			StatusText:     mapping.StatusTextPolicy(a.StatusText),
 			InterruptTTL:   time.Duration(a.InterruptTTL),
+			StateKey:       a.StateKey,
+			MaxInlineBytes: int(cfg.Server.MaxInlineBytes),
 		})
 	}
 	// Memory and embedded stores have this process as their only writer.

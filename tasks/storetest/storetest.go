@@ -101,6 +101,8 @@ func sample(key tasks.ThreadKey) *tasks.Thread {
 		Resolved:       []tasks.ResolvedInterrupt{{ID: "int-0", Status: "resolved", PayloadHash: "ab", RunID: "run-0", AfterSeq: 3, At: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}},
 		ActiveResolved: []tasks.ResolvedInterrupt{{ID: "int-9", Status: "cancelled", RunID: "run-1", AfterSeq: 7, At: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}},
 		ToolCalls:      []mapping.ToolCallRef{{CallID: "c1", Name: "book", Args: json.RawMessage(`{"n":2}`), ToolCallID: "tc1"}},
+		FrontendCalls:  []mapping.ToolCallRef{{CallID: "f1", Name: "paint", Args: json.RawMessage(`{}`), ToolCallID: "tc2", Frontend: true}},
+		StateVersion:   7,
 	}
 }
 
