@@ -117,3 +117,21 @@ func BenchmarkTranslateStatusText(b *testing.B) {
 		tr.Translate(ev)
 	}
 }
+
+// BenchmarkTranslateDataArtifact measures the shared-state path: an
+// appended data artifact merged into the view and sent as a JSON-Patch
+// delta.
+func BenchmarkTranslateDataArtifact(b *testing.B) {
+	tr := New(Options{ThreadID: "t", RunID: "r", V1: true})
+	tr.Start()
+	tr.Translate(&a2a.Task{ID: "task", ContextID: "ctx", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}})
+	tr.Translate(&a2a.ArtifactUpdate{TaskID: "task", Artifact: &a2a.Artifact{ID: "progress",
+		Parts: []*a2a.Part{a2a.NewDataPart(map[string]any{"step": 0, "of": 100, "label": "starting"})}}})
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		tr.Translate(&a2a.ArtifactUpdate{TaskID: "task", Append: true, Artifact: &a2a.Artifact{ID: "progress",
+			Parts: []*a2a.Part{a2a.NewDataPart(map[string]any{"step": i})}}})
+	}
+}

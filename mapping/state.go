@@ -26,7 +26,7 @@ type view struct {
 	doc   map[string]any
 	dirty bool
 	// sent is the JSON of doc as the client last saw it.
-	sent any
+	sent []byte
 }
 
 func (t *Translator) stateKey() string {
@@ -65,13 +65,23 @@ func (t *Translator) setView(key string, value any) {
 }
 
 // noteTask records the task's identity and state in the view; a new task
-// starts with no artifacts, status data or files.
+// starts with no artifacts, status data or files. It marks the view changed
+// only when something did, since every status update passes here.
 func (t *Translator) noteTask(statusText *string) {
 	if t.taskID == "" {
 		return
 	}
 	task, _ := t.view.doc["task"].(map[string]any)
-	if task == nil || str(task["id"]) != string(t.taskID) {
+	fresh := task == nil || str(task["id"]) != string(t.taskID)
+	state := ""
+	if t.state != "" {
+		state = stepName(t.state)
+	}
+	if !fresh && (state == "" || task["state"] == state) && (statusText == nil || task["statusText"] == *statusText) &&
+		(t.contextID == "" || t.view.doc["contextId"] == t.contextID) {
+		return
+	}
+	if fresh {
 		task = map[string]any{"id": string(t.taskID)}
 		delete(t.view.doc, "artifacts")
 		delete(t.view.doc, "statusData")
@@ -79,8 +89,8 @@ func (t *Translator) noteTask(statusText *string) {
 	} else {
 		task = maps.Clone(task)
 	}
-	if t.state != "" {
-		task["state"] = stepName(t.state)
+	if state != "" {
+		task["state"] = state
 	}
 	if statusText != nil {
 		task["statusText"] = *statusText
@@ -178,7 +188,7 @@ func (t *Translator) stateSnapshot() json.RawMessage {
 
 // emitSnapshot writes STATE_SNAPSHOT and makes the view current.
 func (t *Translator) emitSnapshot(out []agui.Event) []agui.Event {
-	t.view.sent = normalizeJSON(t.view.doc)
+	t.view.sent, _ = json.Marshal(t.view.doc)
 	t.view.dirty = false
 	return t.emit(out, &agui.StateSnapshot{Base: agui.Base{Metadata: t.stateMeta()}, Snapshot: t.stateSnapshot()})
 }
@@ -198,8 +208,11 @@ func (t *Translator) syncState(out []agui.Event) []agui.Event {
 		return out
 	}
 	t.view.dirty = false
-	now := normalizeJSON(t.view.doc)
-	patch, err := jsondiff.Compare(t.view.sent, now)
+	now, err := json.Marshal(t.view.doc)
+	if err != nil {
+		return out
+	}
+	patch, err := jsondiff.CompareJSON(t.view.sent, now)
 	if err != nil {
 		t.stateVersion++
 		return t.emitSnapshot(out)
