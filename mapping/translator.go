@@ -508,11 +508,7 @@ func (t *Translator) artifactParts(out []agui.Event, s *textStream, art *a2a.Art
 			continue
 		}
 		if _, ok := p.Content.(a2a.TextPart); ok {
-			if isThought(p) {
-				out = t.reason(out, p.Text())
-			} else {
-				out = t.artifactText(out, s, p.Text())
-			}
+			out = t.textPart(out, s, p)
 			continue
 		}
 		if _, ok := p.Content.(a2a.DataPart); ok && !isSpecialData(p) {
@@ -528,6 +524,15 @@ func (t *Translator) artifactParts(out []agui.Event, s *textStream, art *a2a.Art
 		out = t.nonTextPart(out, p, art.ID)
 	}
 	return out
+}
+
+// textPart routes a text part of an answer: thoughts to reasoning, the
+// rest to the answer's message.
+func (t *Translator) textPart(out []agui.Event, s *textStream, p *a2a.Part) []agui.Event {
+	if isThought(p) {
+		return t.reason(out, p.Text())
+	}
+	return t.artifactText(out, s, p.Text())
 }
 
 // artifactText writes artifact text, withholding the start of an artifact
@@ -595,11 +600,7 @@ func (t *Translator) onMessage(out []agui.Event, msg *a2a.Message) []agui.Event 
 			continue
 		}
 		if _, ok := p.Content.(a2a.TextPart); ok {
-			if isThought(p) {
-				out = t.reason(out, p.Text())
-			} else {
-				out = t.artifactText(out, s, p.Text())
-			}
+			out = t.textPart(out, s, p)
 			continue
 		}
 		out = t.nonTextPart(out, p, "")
