@@ -5,7 +5,7 @@
 // upgrading a client:   node conformance/harness-selftest.mjs
 
 import http from 'node:http';
-import { CLIENT_VERSIONS, evidence, runScenario } from './lib/harness.mjs';
+import { anyString, CLIENT_VERSIONS, dataURL, evidence, runScenario } from './lib/harness.mjs';
 
 const T = 'RUN_STARTED';
 const start = (b) => ({ type: T, threadId: b.threadId, runId: b.runId });
@@ -67,6 +67,59 @@ const approve = { payload: { approved: true }, answer: 'Booked.', toolResult: tr
 const deny = { payload: { approved: false }, answer: 'Not booked.', toolResult: false };
 const INTERRUPT_ONLY = { '1.0.0': true, '0.0.59': true };
 const INTERRUPT_FAILS = { '1.0.0': false, '0.0.59': false };
+
+// Shared state (AGUI-PROTOCOL.md §5.1): a snapshot of the client's state with
+// the bridge's key, then deltas under it.
+const snap = (state) => ({ type: 'STATE_SNAPSHOT', snapshot: state });
+const delta = (...ops) => ({ type: 'STATE_DELTA', delta: ops });
+const stateRun = (first, ...rest) => (b) => [start(b), first(b), ...rest, ...text('m-1', 'Done.'), finish(b)];
+const stateScenario = (a2a = { n: 2, id: anyString }) => ({ initialState: { user: 'Ada' }, expect: { answer: 'Done.', state: { user: 'Ada', a2a } } });
+const ALL = (ok) => ({ '1.0.0': ok, '0.0.59': ok, '0.0.36': ok });
+
+// Reasoning and files: REASONING_*/ACTIVITY_SNAPSHOT for 1.0 (the request says
+// protocolVersion), CUSTOM events for older clients.
+const reasoning = (b, t) =>
+  b.protocolVersion
+    ? [
+        { type: 'REASONING_START', messageId: 'r' },
+        { type: 'REASONING_MESSAGE_START', messageId: 'r-1', role: 'reasoning' },
+        { type: 'REASONING_MESSAGE_CONTENT', messageId: 'r-1', delta: t },
+        { type: 'REASONING_MESSAGE_END', messageId: 'r-1' },
+        { type: 'REASONING_END', messageId: 'r' },
+      ]
+    : [{ type: 'CUSTOM', name: 'a2a.reasoning', value: { text: t } }];
+const CHART = { url: 'https://example.com/c.png', mediaType: 'image/png', name: 'c.png' };
+const HELLO = { url: 'data:text/plain;base64,aGVsbG8=', mediaType: 'text/plain', name: 'hello.txt', size: 5 };
+const filesRun = (files, stateFiles = files) => (b) => [
+  start(b),
+  snap({ ...b.state, a2a: { files: stateFiles } }),
+  ...files.map((f, i) =>
+    b.protocolVersion ? { type: 'ACTIVITY_SNAPSHOT', messageId: `f-${i}`, activityType: 'a2a.file', content: f } : { type: 'CUSTOM', name: 'a2a.file', value: f },
+  ),
+  ...text('m-1', 'Files.'),
+  finish(b),
+];
+const filesExpect = { answer: 'Files.', files: [CHART, { ...HELLO, url: dataURL('hello') }] };
+
+// Frontend tools (§4.5): run 1 streams a call of a tool the request offered and
+// finishes (1.0: pendingToolCallIds); run 2 carries the tool message and answers.
+const PAINT = [{ name: 'paint', description: 'Paints.', parameters: { type: 'object', properties: { color: { type: 'string' } } } }];
+const frontend =
+  ({ pendingIds = true, callMeta, finishExtra, answerRun = (b) => text(`m-${b.runId}`, 'Painted (ok).') } = {}) =>
+  (b) => {
+    const result = b.messages.find((m) => m.role === 'tool' && m.toolCallId === 'fc-1');
+    if (result) return [start(b), ...(result.content === 'ok' ? answerRun(b) : text(`m-${b.runId}`, 'wrong result')), finish(b)];
+    if (!b.tools?.some((t) => t.name === 'paint')) return [start(b), ...text('m-n', 'No paint tool.'), finish(b)];
+    return [
+      start(b),
+      ...text('m-a', 'Painting…'),
+      { type: 'TOOL_CALL_START', toolCallId: 'fc-1', toolCallName: 'paint', parentMessageId: 'm-a', ...(callMeta && { metadata: callMeta }) },
+      { type: 'TOOL_CALL_ARGS', toolCallId: 'fc-1', delta: '{"color":"blue"}' },
+      { type: 'TOOL_CALL_END', toolCallId: 'fc-1' },
+      finish(b, finishExtra ?? (b.protocolVersion && pendingIds ? { outcome: { type: 'success', pendingToolCallIds: ['fc-1'] } } : {})),
+    ];
+  };
+const frontendScenario = { tools: PAINT, frontendTool: { tool: 'paint', args: { color: 'blue' }, result: 'ok', answer: 'Painted (ok).' } };
 
 /** name → (body) => events; `want` = expected ok per client version. */
 const cases = {
@@ -219,6 +272,104 @@ const cases = {
     stream: (b) => [start(b), { type: 'TEXT_MESSAGE_CONTENT', messageId: 'm-1', delta: 'Hi.' }, finish(b)],
     scenario: { expect: { answer: 'Hi.' } },
     want: { '1.0.0': false, '0.0.59': false, '0.0.36': false },
+  },
+  state: {
+    stream: stateRun((b) => snap({ ...b.state, a2a: { n: 1, id: 't-1' } }), delta({ op: 'replace', path: '/a2a/n', value: 2 })),
+    scenario: stateScenario(),
+    want: ALL(true),
+  },
+  'state-not-sent-back': {
+    // initialState must reach the request: a stream that ignores it loses the user key.
+    stream: stateRun(() => snap({ a2a: { n: 2, id: 't-1' } })),
+    scenario: stateScenario(),
+    want: ALL(false),
+  },
+  'state-delta-outside-key': {
+    stream: stateRun((b) => snap({ ...b.state, a2a: { n: 2, id: 't-1' } }), delta({ op: 'replace', path: '/user', value: 'Ada' })),
+    scenario: stateScenario(),
+    want: ALL(false),
+  },
+  'state-delta-before-snapshot': {
+    stream: stateRun(() => delta({ op: 'add', path: '/a2a', value: { n: 2, id: 't-1' } })),
+    scenario: stateScenario(),
+    want: ALL(false),
+  },
+  'state-extra-key': {
+    stream: stateRun((b) => snap({ ...b.state, a2a: { n: 2, id: 't-1', extra: true } })),
+    scenario: stateScenario(),
+    want: ALL(false),
+  },
+  'state-placeholder-mismatch': {
+    stream: stateRun((b) => snap({ ...b.state, a2a: { n: 2, id: 7 } })),
+    scenario: stateScenario(),
+    want: ALL(false),
+  },
+  reasoning: {
+    stream: (b) => [start(b), ...reasoning(b, 'Hmm.'), ...text('m-1', '42.'), finish(b)],
+    scenario: { expect: { answer: '42.', reasoning: ['Hmm.'] } },
+    want: ALL(true),
+  },
+  'reasoning-in-answer': {
+    stream: (b) => [start(b), ...reasoning(b, 'Hmm.'), ...text('m-1', 'Hmm. 42.'), finish(b)],
+    scenario: { expect: { answer: '42.', reasoning: ['Hmm.'] } },
+    want: ALL(false),
+  },
+  'reasoning-dropped': {
+    stream: (b) => [start(b), ...text('m-1', '42.'), finish(b)],
+    scenario: { expect: { answer: '42.', reasoning: ['Hmm.'] } },
+    want: ALL(false),
+  },
+  files: {
+    stream: filesRun([CHART, HELLO]),
+    scenario: { expect: filesExpect },
+    want: ALL(true),
+  },
+  'files-wrong-bytes': {
+    stream: filesRun([CHART, { ...HELLO, url: 'data:text/plain;base64,aGVsbE8=' }]),
+    scenario: { expect: filesExpect },
+    want: ALL(false),
+  },
+  'files-missing-in-state': {
+    stream: filesRun([CHART, HELLO], [CHART]),
+    scenario: { expect: filesExpect },
+    want: ALL(false),
+  },
+  'frontend-tool': {
+    stream: frontend(),
+    scenario: frontendScenario,
+    want: ALL(true),
+  },
+  'frontend-tool-not-offered': {
+    // the harness must pass the row's tools to runAgent
+    stream: frontend(),
+    scenario: { ...frontendScenario, tools: undefined },
+    want: ALL(false),
+  },
+  'frontend-tool-no-pending-ids': {
+    stream: frontend({ pendingIds: false }),
+    scenario: frontendScenario,
+    want: { '1.0.0': false, '0.0.59': true, '0.0.36': true },
+  },
+  'frontend-tool-server-marked': {
+    stream: frontend({ callMeta: { 'a2a-bridge': { toolExecution: 'server' } } }),
+    scenario: frontendScenario,
+    want: ALL(false),
+  },
+  'frontend-tool-as-interrupt': {
+    stream: frontend({ finishExtra: { outcome: { type: 'interrupt', interrupts: [{ id: 'i-1', reason: 'tool_call', toolCallId: 'fc-1' }] } } }),
+    scenario: frontendScenario,
+    // 0.0.36 cannot see outcomes.
+    want: { '1.0.0': false, '0.0.59': false, '0.0.36': true },
+  },
+  'frontend-tool-result-echoed': {
+    stream: frontend({ answerRun: (b) => [toolResult('fc-1', 'ok'), ...text(`m-${b.runId}`, 'Painted (ok).')] }),
+    scenario: frontendScenario,
+    want: ALL(false),
+  },
+  'frontend-tool-answer-twice': {
+    stream: frontend({ answerRun: (b) => [...text(`m-${b.runId}`, 'Painted (ok).'), ...text('m-again', 'Painted (ok).')] }),
+    scenario: frontendScenario,
+    want: ALL(false),
   },
   'http-500': {
     status: 500,

@@ -23,6 +23,23 @@
 //                                  toolCallId (containing `resultContains`); false (a denial):
 //                                  no TOOL_CALL_RESULT at all.
 // clients: [...]                   restrict to these client generations (default: all three).
+// initialState: {...}              the HttpAgent's initialState (sent as RunAgentInput.state).
+// tools: [...]                     RunAgentInput.tools of every run (runAgent({tools})).
+// expect may also hold             (any expectation)
+//   state: pattern                 the client's final state matches (lib/harness.mjs matchJSON:
+//                                  exact keys, optional()/anyString placeholders); the first
+//                                  state event is STATE_SNAPSHOT and deltas stay under /a2a
+//   reasoning: ["…"]               thought texts: 1.0.0 shows each once as a reasoning message;
+//                                  older clients get them in CUSTOM a2a.reasoning; never in
+//                                  assistant text
+//   files: [pattern…],             1.0.0 a2a.file activities / older CUSTOM a2a.file values
+//   stateFiles?: [pattern…]        match `files` in order, state a2a.files `stateFiles`
+//                                  (default: `files`)
+// frontendTool: {tool, args,       a frontend tool round trip: run 1 (with `tools`) ends with
+//   result, answer, state?}        one pending call of `tool` with `args` (1.0.0: in
+//                                  outcome.pendingToolCallIds); then a tool message with
+//                                  content `result` and run 2 must answer `answer` exactly once
+//                                  and leave the state matching `state` (same task as run 1).
 //
 // The Go agents' texts come from examples/agents/executors.go (constants and
 // *Answer functions there); the JS agents' from agents/texts.mjs. When an
@@ -37,6 +54,7 @@ import {
   jsCitySchema,
   jsStreamerAnswer,
 } from './agents/texts.mjs';
+import { anyString, dataURL, match, optional } from './lib/harness.mjs';
 
 // Mirrors of examples/agents/executors.go.
 const go = {
@@ -59,6 +77,19 @@ const go = {
   approverConfirmation: 'ABC123',
   bookingArgs: () => ({ flight: 'LH123', to: 'Lisbon', date: '2026-12-24', passengers: 2 }),
   bookedAnswer: (args) => `Booked ${args.flight} to ${args.to} for ${args.passengers} passengers. Confirmation ABC123.`,
+  // rich.go
+  dashboardAnswer: (userName) => (userName ? `Dashboard ready for ${userName}.` : 'Dashboard ready.'),
+  dashboardArtifacts: () => ({ progress: { step: 3, of: 3, done: true }, rows: [1, 2, 3] }),
+  dashboardStatusData: () => ({ phase: 'summarising' }),
+  dashboardUI: () => ({ theme: 'dark', highlight: 'rows' }),
+  thinkerThoughts: ['Let me think about this…', 'Six times seven is the classic answer.'],
+  thinkerAnswer: 'The answer is 42.',
+  thinkerChart: { url: 'https://example.com/chart.png', mediaType: 'image/png', name: 'chart.png' },
+  thinkerFile: { text: 'hello', mediaType: 'text/plain', name: 'hello.txt' },
+  painterTool: 'change_background',
+  painterArgs: () => ({ color: 'blue' }),
+  painterNoTool: 'I need a change_background tool.',
+  painterAnswer: (response) => `Background changed to blue (${typeof response === 'string' ? response : JSON.stringify(response)}).`,
 };
 
 const weather = 'What is the weather?';
@@ -75,6 +106,39 @@ const approvalExpect = {
 const edited = { ...go.bookingArgs(), passengers: 3 };
 
 const INTERRUPT_CLIENTS = ['1.0.0', '0.0.59'];
+
+// Shared state, rich content and frontend tools (the bridge's extension, issue 4).
+const emptyList = match('an empty list', (v) => Array.isArray(v) && v.length === 0);
+const dashboardUser = { userName: 'Ada', theme: 'light' };
+/** The client's whole state after the dashboard run: its own keys untouched, the bridge's under a2a. */
+const dashboardState = {
+  ...dashboardUser,
+  a2a: {
+    agent: 'dashboard',
+    contextId: anyString,
+    task: { id: anyString, state: 'completed', statusText: optional(match('a string', (v) => typeof v === 'string')) },
+    artifacts: go.dashboardArtifacts(),
+    statusData: go.dashboardStatusData(),
+    ui: go.dashboardUI(),
+    files: optional(emptyList),
+    pendingInterrupts: optional(emptyList),
+  },
+};
+// A file as shown (1.0 activity content, older clients' CUSTOM value) and as
+// kept in state a2a.files, which describes inline files without their bytes.
+// The bridge adds the A2A artifactId (not in the README's list of fields).
+const artifactId = optional(anyString);
+const thinkerChart = { artifactId, ...go.thinkerChart };
+const thinkerHello = { artifactId, mediaType: go.thinkerFile.mediaType, name: go.thinkerFile.name, size: go.thinkerFile.text.length };
+const thinkerFiles = [thinkerChart, { ...thinkerHello, url: dataURL(go.thinkerFile.text) }];
+const thinkerStateFiles = [thinkerChart, thinkerHello];
+const paintTools = [
+  {
+    name: go.painterTool,
+    description: "Changes the page's background color.",
+    parameters: { type: 'object', properties: { color: { type: 'string', description: 'a CSS color' } }, required: ['color'] },
+  },
+];
 
 const story = 'Tell me about Lisbon';
 const search = 'Find the tallest tower';
@@ -142,6 +206,39 @@ export const scenarios = [
     },
     clients: INTERRUPT_CLIENTS,
   },
+  // Shared state: data artifacts with append, status data, ui-state parts;
+  // the client's own keys untouched; the agent reads the client's state.
+  {
+    name: 'go-dashboard-state',
+    agent: 'dashboard',
+    text: 'Show my dashboard',
+    initialState: dashboardUser,
+    expect: { answer: go.dashboardAnswer(dashboardUser.userName), state: dashboardState },
+  },
+  // Reasoning (thought parts) and files (URL and raw bytes).
+  {
+    name: 'go-thinker-reasoning-files',
+    agent: 'thinker',
+    text: 'What is the answer?',
+    expect: { answer: go.thinkerAnswer, reasoning: go.thinkerThoughts, files: thinkerFiles, stateFiles: thinkerStateFiles },
+  },
+  // Frontend tools: the agent asks the frontend to run one, the next run answers.
+  {
+    name: 'go-painter-frontend-tool',
+    agent: 'painter',
+    text: 'Make the background blue',
+    tools: paintTools,
+    frontendTool: {
+      tool: go.painterTool,
+      args: go.painterArgs(),
+      result: 'ok',
+      answer: go.painterAnswer('ok'),
+      // The task completed with no closing message: no statusText left (README: it is the
+      // message of the state the task is in, so the question goes once the task moves on).
+      state: { a2a: { agent: 'painter', contextId: anyString, task: { id: anyString, state: 'completed' }, pendingInterrupts: optional(emptyList) } },
+    },
+  },
+  { name: 'go-painter-no-tools', agent: 'painter', text: 'Make the background blue', expect: { answer: go.painterNoTool } },
 
   // @a2a-js/sdk 1.3.0 agents (A2A v1.0).
   { name: 'js-streamer-jsonrpc', agent: 'js-streamer', text: story, expect: { answer: jsStreamerAnswer(story) } },

@@ -118,7 +118,7 @@ export async function runOnce(agent, params, timeoutMs) {
       rec.terminal = { type: 'RUN_ERROR', code: event.code, message: event.message };
     },
     onRunFinishedEvent: (p) => {
-      rec.finished = { outcome: p.outcome, interrupts: p.interrupts, result: p.result };
+      rec.finished = { outcome: p.outcome, interrupts: p.interrupts, result: p.result, pendingToolCallIds: p.pendingToolCallIds };
       rec.terminal = { type: 'RUN_FINISHED', outcome: p.outcome, interrupts: p.interrupts };
     },
     onRunFailed: ({ error }) => {
@@ -272,6 +272,132 @@ function toolApprovalProblems(ints, rec, messages, expect) {
   return p;
 }
 
+// ---- JSON patterns: expected documents with a few placeholders ----
+
+const MATCHER = Symbol('matcher');
+
+/** match is a placeholder that accepts any value for which `test` is true. */
+export const match = (description, test) => ({ [MATCHER]: true, description, test });
+export const anyString = match('a non-empty string', (v) => typeof v === 'string' && v !== '');
+/** optional(p): the key may be absent; if present its value must match p. */
+export const optional = (pattern) => ({ [MATCHER]: true, optional: true, pattern });
+/** dataURL(text): a data: URL (base64 or percent-encoded) whose payload is exactly `text`. */
+export const dataURL = (text) => match(`a data: URL holding ${JSON.stringify(text)}`, (v) => decodeDataURL(v) === text);
+
+export function decodeDataURL(v) {
+  const m = typeof v === 'string' ? /^data:([^,]*),(.*)$/s.exec(v) : null;
+  if (!m) return undefined;
+  try {
+    return /;base64$/i.test(m[1]) ? Buffer.from(m[2], 'base64').toString('utf8') : decodeURIComponent(m[2]);
+  } catch {
+    return undefined;
+  }
+}
+
+const isPlainObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * matchJSON compares `value` with `pattern` and returns one problem per
+ * difference, each naming its JSON pointer. Objects must have exactly the
+ * pattern's keys (optional() ones may be absent), arrays the same length and
+ * elements; match() placeholders decide for themselves; anything else must be
+ * identical.
+ */
+export function matchJSON(pattern, value, path = '') {
+  const where = path || '/';
+  if (pattern?.[MATCHER]) {
+    if (pattern.optional) return matchJSON(pattern.pattern, value, path);
+    return pattern.test(value) ? [] : [`${where}: ${JSON.stringify(value)} is not ${pattern.description}`];
+  }
+  if (Array.isArray(pattern)) {
+    if (!Array.isArray(value)) return [`${where}: ${JSON.stringify(value)}, want an array ${JSON.stringify(pattern)}`];
+    if (value.length !== pattern.length) return [`${where}: ${JSON.stringify(value)} has ${value.length} elements, want ${pattern.length}`];
+    return pattern.flatMap((p, i) => matchJSON(p, value[i], `${path}/${i}`));
+  }
+  if (isPlainObject(pattern)) {
+    if (!isPlainObject(value)) return [`${where}: ${JSON.stringify(value)}, want an object`];
+    const p = [];
+    for (const [k, sub] of Object.entries(pattern)) {
+      if (!Object.hasOwn(value, k)) {
+        if (!sub?.[MATCHER] || !sub.optional) p.push(`${path}/${k}: missing`);
+        continue;
+      }
+      p.push(...matchJSON(sub, value[k], `${path}/${k}`));
+    }
+    for (const k of Object.keys(value)) if (!Object.hasOwn(pattern, k)) p.push(`${path}/${k}: unexpected key (value ${JSON.stringify(value[k])})`);
+    return p;
+  }
+  return value === pattern ? [] : [`${where}: ${JSON.stringify(value)}, want ${JSON.stringify(pattern)}`];
+}
+
+/**
+ * stateProblems checks the final shared state against `expect.state` (a
+ * pattern) and how it got there: the first state event is a STATE_SNAPSHOT
+ * and every STATE_DELTA op (path and from) stays under /<stateKey>.
+ */
+function stateProblems(expect, rec, state) {
+  const key = expect.stateKey ?? 'a2a';
+  const p = matchJSON(expect.state, state).map((x) => `state ${x}`);
+  const stateEvents = rec.events.filter((e) => e.type === 'STATE_SNAPSHOT' || e.type === 'STATE_DELTA');
+  if (stateEvents.length === 0) p.push('no STATE_SNAPSHOT or STATE_DELTA');
+  else if (stateEvents[0].type !== 'STATE_SNAPSHOT') p.push(`first state event is ${stateEvents[0].type}, not STATE_SNAPSHOT`);
+  const under = (ptr) => ptr === `/${key}` || ptr.startsWith(`/${key}/`);
+  for (const e of stateEvents.filter((x) => x.type === 'STATE_DELTA')) {
+    for (const op of e.delta ?? []) {
+      if (!under(String(op.path)) || (op.from !== undefined && !under(String(op.from)))) {
+        p.push(`STATE_DELTA op outside /${key}: ${JSON.stringify(op)}`);
+      }
+    }
+  }
+  return p;
+}
+
+/** Every JSON value of the CUSTOM events named `name`. */
+const customValues = (rec, name) => rec.events.filter((e) => e.type === 'CUSTOM' && e.name === name).map((e) => e.value);
+
+/**
+ * reasoningProblems: the `texts` the agent marked as thoughts never appear in
+ * assistant messages. 1.0.0 (REASONING_* events) holds each exactly once
+ * across role "reasoning" messages; older clients get no reasoning message
+ * and each text in a CUSTOM "a2a.reasoning" event.
+ */
+function reasoningProblems(texts, rec, messages, version) {
+  const p = [];
+  const answer = assistantText(messages);
+  for (const t of texts) if (answer.includes(t)) p.push(`reasoning ${JSON.stringify(t)} shown as assistant text ${JSON.stringify(answer)}`);
+  const reasoning = messages.filter((m) => m.role === 'reasoning');
+  if (version === '1.0.0') {
+    const all = reasoning.map((m) => (typeof m.content === 'string' ? m.content : '')).join('\n');
+    for (const t of texts) {
+      const n = countOccurrences(all, t);
+      if (n !== 1) p.push(`reasoning ${JSON.stringify(t)} appears ${n} times in the reasoning messages ${JSON.stringify(all)}`);
+    }
+  } else {
+    if (reasoning.length > 0) p.push(`reasoning messages on a ${version} client: ${JSON.stringify(reasoning)}`);
+    const custom = JSON.stringify(customValues(rec, 'a2a.reasoning'));
+    for (const t of texts) if (!custom.includes(JSON.stringify(t).slice(1, -1))) p.push(`reasoning ${JSON.stringify(t)} in no CUSTOM a2a.reasoning event (values ${custom})`);
+  }
+  return p;
+}
+
+/**
+ * fileProblems: the files, in order, match `patterns` — as the content of
+ * ACTIVITY_SNAPSHOT activities of type "a2a.file" on 1.0.0, as the values of
+ * CUSTOM "a2a.file" events on older clients — and state a2a.files matches
+ * `statePatterns` (the state describes inline files without their bytes).
+ */
+function fileProblems(patterns, statePatterns, rec, messages, state, version) {
+  const p = [];
+  const shown =
+    version === '1.0.0'
+      ? messages.filter((m) => m.role === 'activity' && m.activityType === 'a2a.file').map((m) => m.content)
+      : customValues(rec, 'a2a.file');
+  const how = version === '1.0.0' ? 'a2a.file activities' : 'CUSTOM a2a.file values';
+  p.push(...matchJSON(patterns, shown).map((x) => `${how} ${x}`));
+  p.push(...matchJSON(statePatterns, state?.a2a?.files, '/a2a/files').map((x) => `state ${x}`));
+  return p;
+}
+
 /**
  * judge returns the list of problems of one run against expectation `expect`:
  *   {answer: "text"}                       RUN_FINISHED (not an interrupt), text exactly once
@@ -282,9 +408,17 @@ function toolApprovalProblems(ints, rec, messages, expect) {
  *    tool?: "name", args?: {…}}            exactly `responseSchema`; reason "tool_call" also
  *                                          needs toolApprovalProblems() to find nothing.
  *                                          0.0.36: a clean RUN_FINISHED.
- * `messages` is the agent's message list after the run, `version` the client generation.
+ * Any of them may add
+ *   state: pattern                         the final shared state matches (matchJSON), the
+ *                                          first state event is a snapshot, deltas stay
+ *                                          under /a2a (stateProblems)
+ *   reasoning: ["text", …]                 reasoningProblems()
+ *   files: [pattern, …],                   fileProblems(); state a2a.files must match
+ *   stateFiles?: [pattern, …]              stateFiles (default: files)
+ * `messages` is the agent's message list after the run, `state` its state,
+ * `version` the client generation.
  */
-export function judge(expect, rec, messages, version) {
+export function judge(expect, rec, messages, version, state) {
   const p = genericProblems(rec);
   if (rec.timedOut || rec.error) return p;
   const t = rec.terminal;
@@ -325,13 +459,16 @@ export function judge(expect, rec, messages, version) {
       if (n > 1) p.push(`question ${JSON.stringify(expect.question)} appears ${n} times in the assistant messages ${JSON.stringify(text)}`);
     }
   }
+  if (expect.state !== undefined) p.push(...stateProblems(expect, rec, state));
+  if (expect.reasoning) p.push(...reasoningProblems(expect.reasoning, rec, messages, version));
+  if (expect.files) p.push(...fileProblems(expect.files, expect.stateFiles ?? expect.files, rec, messages, state, version));
   return p;
 }
 
-/** A fresh HttpAgent on a fresh thread, with the user's message added. */
-export async function newAgent(version, url, userText) {
+/** A fresh HttpAgent on a fresh thread (with `initialState`, if given), with the user's message added. */
+export async function newAgent(version, url, userText, initialState) {
   const { HttpAgent } = await loadClient(version);
-  const agent = new HttpAgent({ url, threadId: randomUUID() });
+  const agent = new HttpAgent({ url, threadId: randomUUID(), ...(initialState !== undefined && { initialState: structuredClone(initialState) }) });
   agent.addMessage({ id: randomUUID(), role: 'user', content: userText });
   return agent;
 }
@@ -380,12 +517,13 @@ function resumeToolProblems(r, rec, messages, answered) {
  * to resumeToolProblems().
  */
 export async function runScenario(s, version, url, timeoutMs) {
-  const agent = await newAgent(version, url, s.text);
+  if (s.frontendTool) return runFrontendTool(s, version, url, timeoutMs);
+  const agent = await newAgent(version, url, s.text, s.initialState);
   const runs = [];
-  const first = await runOnce(agent, {}, timeoutMs);
+  const first = await runOnce(agent, s.tools ? { tools: s.tools } : {}, timeoutMs);
   runs.push(first);
   const firstExpect = s.resume ? { interrupt: true, ...s.expect } : s.expect;
-  let problems = judge(firstExpect, first, agent.messages, version);
+  let problems = judge(firstExpect, first, agent.messages, version, agent.state);
   if (s.resume && problems.length === 0) {
     const pending = [...(agent.pendingInterrupts ?? first.terminal?.interrupts ?? [])];
     const resume = pending.map((i) => ({ interruptId: i.id, status: 'resolved', payload: s.resume.payload }));
@@ -401,6 +539,128 @@ export async function runScenario(s, version, url, timeoutMs) {
     }
     problems = problems.map((x) => `resumed run: ${x}`);
     if ((agent.pendingInterrupts ?? []).length > 0) problems.push(`resumed run: pendingInterrupts still ${JSON.stringify(agent.pendingInterrupts)}`);
+  }
+  return { ok: problems.length === 0, problems, runs, messages: agent.messages };
+}
+
+/** The events of a run as the server sent them (the data: lines of the SSE bodies). */
+function rawEvents(rec) {
+  const out = [];
+  for (const ex of rec.exchanges) {
+    for (const line of ex.raw.split('\n')) {
+      if (!line.startsWith('data:')) continue;
+      try {
+        out.push(JSON.parse(line.slice(5)));
+      } catch {
+        // not JSON: the client would have failed the run already
+      }
+    }
+  }
+  return out;
+}
+
+/** The RUN_FINISHED event of a run, as the client applied it. */
+const finishedEvent = (rec) => rec.events.find((e) => e.type === 'RUN_FINISHED');
+
+/**
+ * frontendCallProblems checks run 1 of a frontend tool round trip: a clean
+ * success (not an interrupt, none pending), exactly one streamed call of
+ * `ft.tool` (START, ARGS, END; not marked as executed by the server) with
+ * arguments `ft.args`, held by an assistant message with no result yet, no
+ * TOOL_CALL_RESULT, and on 1.0.0 the call in RUN_FINISHED
+ * outcome.pendingToolCallIds. Returns {problems, callId}.
+ */
+function frontendCallProblems(ft, rec, agent, version) {
+  const p = genericProblems(rec);
+  if (rec.timedOut || rec.error) return { problems: p };
+  const t = rec.terminal;
+  if (t?.type !== 'RUN_FINISHED') p.push(`expected RUN_FINISHED with the call pending, got ${describeTerminal(t)}`);
+  else if (INTERRUPT_AWARE.has(version) && t.outcome !== 'success') p.push(`expected a success outcome with the call pending, got ${describeTerminal(t)}`);
+  if ((agent.pendingInterrupts ?? []).length > 0) p.push(`pendingInterrupts ${JSON.stringify(agent.pendingInterrupts)} for a frontend tool`);
+  const starts = rec.events.filter((e) => e.type === 'TOOL_CALL_START');
+  const mine = starts.filter((e) => e.toolCallName === ft.tool);
+  if (mine.length !== 1 || starts.length !== 1) {
+    p.push(`want exactly one TOOL_CALL_START, of ${ft.tool}; got ${JSON.stringify(starts)}`);
+    return { problems: p };
+  }
+  const start = mine[0];
+  const callId = start.toolCallId;
+  // From the raw SSE: 0.0.36's schema strips event metadata before applying.
+  const sent = rawEvents(rec).find((e) => e.type === 'TOOL_CALL_START' && e.toolCallId === callId) ?? start;
+  const marker = JSON.stringify(sent.metadata ?? {});
+  if (/"server"/.test(marker)) p.push(`frontend tool call marked as executed by the server: metadata ${marker}`);
+  for (const type of ['TOOL_CALL_ARGS', 'TOOL_CALL_END']) {
+    if (!rec.events.some((e) => e.type === type && e.toolCallId === callId)) p.push(`no ${type} for ${callId}`);
+  }
+  const results = rec.events.filter((e) => e.type === 'TOOL_CALL_RESULT');
+  if (results.length > 0) p.push(`TOOL_CALL_RESULT for a frontend tool: ${JSON.stringify(results)}`);
+  const tc = toolCallsById(agent.messages).get(callId);
+  if (!tc) p.push(`no assistant message holds tool call ${callId}: ${JSON.stringify(agent.messages)}`);
+  else {
+    if (tc.function?.name !== ft.tool) p.push(`tool call ${callId} is ${JSON.stringify(tc.function?.name)}, want ${ft.tool}`);
+    let args;
+    try {
+      args = JSON.parse(tc.function?.arguments ?? '');
+    } catch {
+      args = tc.function?.arguments;
+    }
+    if (!sameJSON(args, ft.args)) p.push(`tool call ${callId} arguments ${JSON.stringify(tc.function?.arguments)}, want ${JSON.stringify(ft.args)}`);
+  }
+  if (agent.messages.some((m) => m.role === 'tool' && m.toolCallId === callId)) p.push(`tool call ${callId} already has a result`);
+  if (version === '1.0.0') {
+    const pending = finishedEvent(rec)?.outcome?.pendingToolCallIds;
+    if (!Array.isArray(pending) || !pending.includes(callId)) {
+      p.push(`RUN_FINISHED outcome ${JSON.stringify(finishedEvent(rec)?.outcome)} does not list ${callId} in pendingToolCallIds`);
+    }
+    if (!(rec.finished?.pendingToolCallIds ?? []).includes(callId)) p.push(`onRunFinishedEvent pendingToolCallIds ${JSON.stringify(rec.finished?.pendingToolCallIds)} lacks ${callId}`);
+  }
+  return { problems: p, callId };
+}
+
+/**
+ * runFrontendTool runs a frontend tool round trip (AGUI-PROTOCOL.md §4.5):
+ * run 1 with `s.tools` must end with one pending call (frontendCallProblems);
+ * the client then adds the tool message {role: "tool", toolCallId, content:
+ * ft.result} and runs again with the same tools, which must produce
+ * `ft.answer` exactly once, stream no tool call or result, leave exactly one
+ * tool message for the call and, on 1.0.0, nothing pending. With `ft.state`
+ * the state after run 2 must match it (stateProblems) and name the same A2A
+ * task as after run 1.
+ *   s.frontendTool = {tool, args, result, answer, state?}
+ */
+async function runFrontendTool(s, version, url, timeoutMs) {
+  const ft = s.frontendTool;
+  const agent = await newAgent(version, url, s.text, s.initialState);
+  const params = s.tools ? { tools: s.tools } : {};
+  const runs = [];
+  const first = await runOnce(agent, params, timeoutMs);
+  runs.push(first);
+  const { problems: p1, callId } = frontendCallProblems(ft, first, agent, version);
+  let problems = p1.map((x) => `run 1: ${x}`);
+  const taskBefore = agent.state?.a2a?.task?.id;
+  if (problems.length === 0) {
+    agent.addMessage({ id: randomUUID(), role: 'tool', toolCallId: callId, content: ft.result });
+    const before = assistantText(agent.messages);
+    const second = await runOnce(agent, params, timeoutMs);
+    runs.push(second);
+    const after = assistantText(agent.messages);
+    const added = after.startsWith(before) ? after.slice(before.length) : after;
+    const p2 = judge({ answer: ft.answer }, second, [{ role: 'assistant', content: added }], version);
+    if (!second.timedOut && !second.error) {
+      const again = second.events.filter((e) => TOOL_CALL_STREAM.has(e.type) || e.type === 'TOOL_CALL_RESULT');
+      if (again.length > 0) p2.push(`tool events in the answering run: ${again.map((e) => `${e.type}(${e.toolCallId})`).join(', ')}`);
+      const toolMsgs = agent.messages.filter((m) => m.role === 'tool' && m.toolCallId === callId);
+      if (toolMsgs.length !== 1) p2.push(`${toolMsgs.length} tool messages for ${callId}, want 1: ${JSON.stringify(toolMsgs)}`);
+      const pending = finishedEvent(second)?.outcome?.pendingToolCallIds;
+      if (version === '1.0.0' && pending?.length > 0) p2.push(`pendingToolCallIds ${JSON.stringify(pending)} after the answer`);
+      if ((agent.pendingInterrupts ?? []).length > 0) p2.push(`pendingInterrupts ${JSON.stringify(agent.pendingInterrupts)}`);
+      if (ft.state !== undefined) {
+        p2.push(...stateProblems({ state: ft.state }, second, agent.state));
+        const taskAfter = agent.state?.a2a?.task?.id;
+        if (taskAfter !== taskBefore) p2.push(`state a2a.task.id ${JSON.stringify(taskAfter)} after the answer, want the same task as run 1 (${JSON.stringify(taskBefore)})`);
+      }
+    }
+    problems = p2.map((x) => `run 2: ${x}`);
   }
   return { ok: problems.length === 0, problems, runs, messages: agent.messages };
 }
