@@ -64,8 +64,8 @@ func (t *Translator) setView(key string, value any) {
 	t.view.dirty = true
 }
 
-// noteTask records the task's identity and state in the view; a new task
-// starts with no artifacts, status data or files. It marks the view changed
+// noteTask records the task's identity, state and status text in the view;
+// a new task starts with no artifacts, status data or files. It marks the view changed
 // only when something did, since every status update passes here.
 func (t *Translator) noteTask(statusText *string) {
 	if t.taskID == "" {
@@ -77,7 +77,9 @@ func (t *Translator) noteTask(statusText *string) {
 	if t.state != "" {
 		state = stepName(t.state)
 	}
-	if !fresh && (state == "" || task["state"] == state) && (statusText == nil || task["statusText"] == *statusText) &&
+	moved := state != "" && task["state"] != state
+	_, hasText := task["statusText"]
+	if !fresh && !moved && (statusText == nil || task["statusText"] == *statusText) &&
 		(t.contextID == "" || t.view.doc["contextId"] == t.contextID) {
 		return
 	}
@@ -92,8 +94,13 @@ func (t *Translator) noteTask(statusText *string) {
 	if state != "" {
 		task["state"] = state
 	}
-	if statusText != nil {
+	switch {
+	case statusText != nil:
 		task["statusText"] = *statusText
+	case moved && hasText:
+		// statusText explains the state the task is in: a new state
+		// without a message has none.
+		delete(task, "statusText")
 	}
 	t.setView("task", task)
 	if t.contextID != "" && t.view.doc["contextId"] != t.contextID {
