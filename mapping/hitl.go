@@ -127,10 +127,13 @@ func (t *Translator) toolCall(out []agui.Event, callID, name string, args json.R
 // TOOL_CALL_RESULT on the call's original id; unknown calls stay CUSTOM.
 func (t *Translator) toolResult(out []agui.Event, callID, name string, response any) ([]agui.Event, bool) {
 	ref, ok := t.toolCalls[callID]
-	if !ok {
-		for _, r := range t.toolCalls {
-			if callID == "" && r.Name == name {
+	if !ok && callID == "" {
+		// A response without an id answers the call of that name; the
+		// first in id order, so the choice is the same on every replay.
+		for _, r := range t.ToolCalls() {
+			if r.Name == name {
 				ref, ok = r, true
+				break
 			}
 		}
 	}

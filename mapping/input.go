@@ -12,6 +12,10 @@ import (
 	"github.com/a2a-agui-bridge/bridge/agui"
 )
 
+// MaxNewMessages bounds the unseen user messages one run sends, and with it
+// how fast a thread's record of seen messages can grow.
+const MaxNewMessages = 1000
+
 // ErrPartTooLarge is returned for an inline media part above the limit.
 var ErrPartTooLarge = errors.New("inline part too large")
 
@@ -21,11 +25,18 @@ var ErrPartTooLarge = errors.New("inline part too large")
 // agent keeps its own context for the contextId. Inline media above
 // maxInline bytes (when positive) is refused with ErrPartTooLarge.
 func UserInput(messages []agui.Message, seen []string, maxInline int) ([]*a2a.Part, []string, error) {
+	seenSet := make(map[string]bool, len(seen))
+	for _, id := range seen {
+		seenSet[id] = true
+	}
 	var parts []*a2a.Part
 	var ids []string
 	for i, m := range messages {
-		if m.Role != agui.RoleUser || slices.Contains(seen, m.ID) {
+		if m.Role != agui.RoleUser || seenSet[m.ID] {
 			continue
+		}
+		if len(ids) == MaxNewMessages {
+			return nil, nil, fmt.Errorf("more than %d user messages the agent has not seen: send the conversation in smaller steps", MaxNewMessages)
 		}
 		ps, err := userParts(m, maxInline)
 		if err != nil {

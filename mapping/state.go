@@ -48,12 +48,8 @@ func (t *Translator) initView() {
 	}
 	t.view.doc["agent"] = t.opt.Agent
 	delete(t.view.doc, "pendingInterrupts")
-	if task, ok := t.view.doc["task"].(map[string]any); ok {
-		t.taskID = a2a.TaskID(str(task["id"]))
-	}
-	if c := str(t.view.doc["contextId"]); c != "" {
-		t.contextID = c
-	}
+	// The run's own task is learned from the agent, never assumed from the
+	// previous run (timeouts and recovery must not act on an old task).
 }
 
 func str(v any) string { s, _ := v.(string); return s }

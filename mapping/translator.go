@@ -140,10 +140,11 @@ type Translator struct {
 	// reply has been shown.
 	answered bool
 
-	view         view
-	stateVersion int64
-	reasoningN   int // reasoning spans opened, for fresh ids
-	fileN        int // files shown, for activity ids
+	view          view
+	stateVersion  int64
+	reasoningN    int    // reasoning spans opened, for fresh ids
+	openReasoning string // id of the open reasoning span and message
+	fileN         int    // files shown, for activity ids
 
 	frontendCalls []ToolCallRef
 	toolCalls     map[string]ToolCallRef // by A2A call id
@@ -737,15 +738,12 @@ func (t *Translator) reason(out []agui.Event, text string) []agui.Event {
 	if !t.reasoning {
 		t.reasoning = true
 		t.reasoningN++
-		rid := t.reasoningID()
+		t.openReasoning = t.id("reasoning", string(t.taskID), strconv.Itoa(t.reasoningN))
+		rid := t.openReasoning
 		out = t.emit(out, &agui.ReasoningStart{MessageID: rid})
 		out = t.emit(out, &agui.ReasoningMessageStart{MessageID: rid, Role: agui.RoleReasoning})
 	}
-	return t.emit(out, &agui.ReasoningMessageContent{MessageID: t.reasoningID(), Delta: text})
-}
-
-func (t *Translator) reasoningID() string {
-	return t.id("reasoning", string(t.taskID), strconv.Itoa(t.reasoningN))
+	return t.emit(out, &agui.ReasoningMessageContent{MessageID: t.openReasoning, Delta: text})
 }
 
 // isThought reports a text part the agent marks as its reasoning (ADK's
@@ -834,7 +832,7 @@ func (t *Translator) closeReasoning(out []agui.Event) []agui.Event {
 		return out
 	}
 	t.reasoning = false
-	rid := t.reasoningID()
+	rid := t.openReasoning
 	out = t.emit(out, &agui.ReasoningMessageEnd{MessageID: rid})
 	return t.emit(out, &agui.ReasoningEnd{MessageID: rid})
 }

@@ -50,31 +50,58 @@ type driver struct {
 	mu       sync.Mutex
 	decided  bool
 	accepted chan error
-	reached  bool // the agent accepted the message
-	rejected bool // the failure went back to StartRun: write nothing
-	released bool // the thread's active run was cleared
+	done     chan struct{} // closed when the driver goroutine ends
+	reached  bool          // the agent accepted the message
+	rejected bool          // the failure went back to StartRun: write nothing
+	// sentInput is set once the agent accepted the message carrying the
+	// run's input; only then are the user's messages marked as seen.
+	sentInput  bool
+	sendsInput bool // the run's first upstream call carries its input
+	released   bool // the thread's active run was cleared
 
 	idle *time.Timer
 }
 
-// decide hands err to a still-waiting StartRun; it reports false when
-// StartRun already returned, and the caller must put the failure in the
-// stream.
-func (d *driver) decide(err error) bool {
+// accept tells a still-waiting StartRun that the agent answered.
+func (d *driver) accept() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.decided {
+		d.decided = true
+		d.accepted <- nil
+	}
+}
+
+// reject hands a failure before the agent answered to a still-waiting
+// StartRun, which answers with an HTTP error; the thread is released first,
+// so a client retrying at once is not refused as busy. It reports false
+// when StartRun already returned: the failure must then go into the stream.
+func (d *driver) reject(err error) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.decided {
 		return false
 	}
-	d.decided = true
+	d.svc.release(d.thread, nil)
+	d.released, d.rejected, d.decided = true, true, true
 	d.accepted <- err
 	return true
 }
 
-func (d *driver) stopWaiting() {
+// stopWaiting is StartRun giving up waiting. If the run decided meanwhile,
+// it returns that decision (nil, or the failure to answer with).
+func (d *driver) stopWaiting() (decided bool, err error) {
 	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.decided {
+		select {
+		case err = <-d.accepted:
+		default:
+		}
+		return true, err
+	}
 	d.decided = true
-	d.mu.Unlock()
+	return false, nil
 }
 
 func (d *driver) setup() {
@@ -135,6 +162,7 @@ func (d *driver) resumedTask() a2a.TaskID {
 
 func (d *driver) nothingToDo() {
 	defer d.svc.wg.Done()
+	defer close(d.done)
 	d.setup()
 	defer d.journal.close()
 	d.emit(d.tr.Complete()) // releases the thread before RUN_FINISHED
@@ -142,6 +170,7 @@ func (d *driver) nothingToDo() {
 
 func (d *driver) drive() {
 	defer d.svc.wg.Done()
+	defer close(d.done)
 	d.setup()
 	defer d.journal.close()
 	ctx, cancel := context.WithCancelCause(d.svc.ctx)
@@ -171,6 +200,9 @@ func (d *driver) drive() {
 		d.resumeAuth(ctx, cancel)
 		return
 	}
+	// From here the run's message goes to the agent: once it answers, the
+	// input counts as seen.
+	d.sendsInput = true
 	msg := a2a.NewUserMessage(d.thread.ContextID, d.continueTask, d.parts...)
 	if d.resume != nil {
 		// The answer goes to the interrupted task, in its context.
@@ -226,9 +258,8 @@ func (d *driver) drive() {
 		if upstream == nil {
 			upstream = errors.New("the agent closed the stream without answering")
 		}
-		if ctx.Err() == nil && d.decide(upstream) {
-			d.rejected = true // StartRun answers with an HTTP error
-			return
+		if ctx.Err() == nil && d.reject(upstream) {
+			return // StartRun answers with an HTTP error
 		}
 		d.end(ctx, upstream)
 		return
@@ -250,6 +281,11 @@ func (d *driver) drive() {
 // until the task moves on.
 func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc) {
 	id := d.resume.taskID
+	// Waiting for a sign-in is not a stalled agent: only the run timeout
+	// bounds it.
+	if d.idle != nil {
+		d.idle.Stop()
+	}
 	if f := d.svc.takeFollower(d.thread.Key, id); f != nil {
 		backlog, live := f.handoff()
 		defer f.release()
@@ -275,8 +311,7 @@ func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc)
 	// agent where the task is.
 	task, err := d.call(ctx, func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) })
 	if err != nil {
-		if ctx.Err() == nil && d.decide(err) {
-			d.rejected = true
+		if ctx.Err() == nil && d.reject(err) {
 			return
 		}
 		d.end(ctx, err)
@@ -303,6 +338,7 @@ func (d *driver) forward(ctx context.Context) bool {
 			d.log.Info("the agent did not take the answer to its auth request; following the task", "err", err)
 			return false
 		}
+		d.sentInput = true
 		d.deliver(ev)
 		if !d.tr.Done() {
 			d.follow(ctx, nil)
@@ -318,6 +354,7 @@ func (d *driver) forward(ctx context.Context) bool {
 			break
 		}
 		accepted = true
+		d.sentInput = true
 		if !d.deliver(ev) {
 			return true
 		}
@@ -341,8 +378,7 @@ func (d *driver) cancelInterrupted(ctx context.Context) {
 		task, err = d.call(ctx, func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) })
 	}
 	if err != nil {
-		if ctx.Err() == nil && d.decide(err) {
-			d.rejected = true
+		if ctx.Err() == nil && d.reject(err) {
 			return
 		}
 		d.end(ctx, err)
@@ -359,7 +395,8 @@ func (d *driver) cancelInterrupted(ctx context.Context) {
 func (d *driver) deliver(ev a2a.Event) bool {
 	if !d.reached {
 		d.reached = true
-		d.decide(nil)
+		d.sentInput = d.sentInput || d.sendsInput
+		d.accept()
 	}
 	out := d.tr.Translate(ev)
 	if len(out) > 0 && d.idle != nil {
@@ -486,8 +523,7 @@ func (d *driver) emit(events []agui.Event) {
 // finish makes sure the run ended and the thread was released.
 func (d *driver) finish() {
 	if d.rejected {
-		d.svc.release(d.thread, nil)
-		return
+		return // released when the failure went back to StartRun
 	}
 	if !d.tr.Done() {
 		d.emit(d.tr.Fail("internal", "the run ended unexpectedly"))
@@ -522,7 +558,7 @@ func (d *driver) finalize() {
 		if !d.reached {
 			return
 		}
-		// The agent got this run's input: answered interrupts are gone,
+		// The agent took part in this run: answered interrupts are gone,
 		// the ones this run ended with are pending.
 		th.Interrupts = interrupts
 		if d.resume != nil {
@@ -537,10 +573,8 @@ func (d *driver) finalize() {
 				th.ToolCalls = append(th.ToolCalls, ref)
 			}
 		}
-		for _, id := range d.newIDs {
-			if !contains(th.SeenMessageIDs, id) {
-				th.SeenMessageIDs = append(th.SeenMessageIDs, id)
-			}
+		if d.sentInput {
+			th.SeenMessageIDs = appendSeen(th.SeenMessageIDs, d.newIDs)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package tasks
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 )
@@ -116,10 +117,21 @@ func (s *Service) startFollowing(key ThreadKey, taskID a2a.TaskID, stop context.
 	return f
 }
 
+// followerTTL is how long an ended follower's backlog waits for a resume.
+const followerTTL = 30 * time.Minute
+
 // stopFollowing marks f's upstream ended. f stays registered so the resume
-// run still gets its backlog; it is dropped when taken or replaced.
-func (s *Service) stopFollowing(_ ThreadKey, f *follower) {
+// run still gets its backlog; it is dropped when taken, replaced, or after
+// followerTTL.
+func (s *Service) stopFollowing(key ThreadKey, f *follower) {
 	f.end()
+	time.AfterFunc(followerTTL, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.followers[key] == f {
+			delete(s.followers, key)
+		}
+	})
 }
 
 // takeFollower removes and returns the follower of key's task, if any.

@@ -97,10 +97,21 @@ func (w *journalWriter) loop() {
 	}
 }
 
+// append writes a batch, retrying a failing store a few times: a lost
+// batch may hold the run's terminal event. Readers of a run whose driver
+// ended without one get an error instead of waiting forever.
 func (w *journalWriter) append(batch []Entry) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), 10*time.Second)
-	defer cancel()
-	if _, err := w.store.Append(ctx, w.key, batch...); err != nil {
-		w.log.Error("journal append", "entries", len(batch), "err", err)
+	var err error
+	for attempt, wait := 0, 50*time.Millisecond; attempt < 3; attempt, wait = attempt+1, wait*4 {
+		if attempt > 0 {
+			time.Sleep(wait)
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), 10*time.Second)
+		_, err = w.store.Append(ctx, w.key, batch...)
+		cancel()
+		if err == nil {
+			return
+		}
 	}
+	w.log.Error("journal append failed; the run's readers will get an error", "entries", len(batch), "err", err)
 }

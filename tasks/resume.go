@@ -281,9 +281,15 @@ func isAbsent(raw json.RawMessage) bool {
 	return len(t) == 0 || bytes.Equal(t, []byte("null"))
 }
 
+// schemaURL names the interrupt's schema for the validator. It is not a
+// file or network location: nothing is ever loaded for it.
+const schemaURL = "urn:a2a-agui-bridge:interrupt-schema"
+
 // validatePayload checks payload against schema with a JSON Schema
-// validator. A schema the agent sent that does not compile cannot be
-// enforced; the payload then passes (the agent sees it and can object).
+// validator. The schema comes from the agent, so the validator loads no
+// references at all (no files, no network). A schema that does not compile
+// cannot be enforced; the payload then passes (the agent sees it and can
+// object).
 func validatePayload(schema map[string]any, payload json.RawMessage) error {
 	if len(schema) == 0 {
 		return nil
@@ -297,10 +303,11 @@ func validatePayload(schema map[string]any, payload json.RawMessage) error {
 		return nil
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("interrupt-schema.json", doc); err != nil {
+	c.UseLoader(jsonschema.SchemeURLLoader{})
+	if err := c.AddResource(schemaURL, doc); err != nil {
 		return nil
 	}
-	sch, err := c.Compile("interrupt-schema.json")
+	sch, err := c.Compile(schemaURL)
 	if err != nil {
 		return nil
 	}
@@ -309,11 +316,13 @@ func validatePayload(schema map[string]any, payload json.RawMessage) error {
 		return fmt.Errorf("payload is not JSON: %v", err)
 	}
 	if err := sch.Validate(inst); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return errors.New(strings.Join(strings.Fields(ve.Error()), " "))
+		msg := strings.Join(strings.Fields(err.Error()), " ")
+		// Drop the validator's "validation failed with '<schema url>#' - "
+		// preamble: the client needs the reason, not the schema's name.
+		if _, rest, ok := strings.Cut(msg, "' - "); ok {
+			msg = rest
 		}
-		return err
+		return errors.New(msg)
 	}
 	return nil
 }

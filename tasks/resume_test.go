@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -474,5 +475,24 @@ func TestAuthResumeAfterTheStreamEnded(t *testing.T) {
 		if len(agent.sent) != 1 {
 			t.Fatalf("restart=%v: the agent got %d messages, want only the first", restart, len(agent.sent))
 		}
+	}
+}
+
+// TestSchemaLoadsNoReferences: an agent's schema cannot make the bridge read
+// a file (or reach the network) through $ref.
+func TestSchemaLoadsNoReferences(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	secret := dir + "/secret.json"
+	if err := os.WriteFile(secret, []byte(`{"const":"hunter2-secret"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := validatePayload(map[string]any{"$ref": "file://" + secret}, json.RawMessage(`"x"`))
+	if err != nil && strings.Contains(err.Error(), "hunter2") {
+		t.Fatalf("the schema read a local file: %v", err)
+	}
+	err = validatePayload(map[string]any{"type": "object", "required": []any{"city"}}, json.RawMessage(`{}`))
+	if err == nil || strings.Contains(err.Error(), "urn:") || strings.Contains(err.Error(), "/") {
+		t.Fatalf("validation error %v", err)
 	}
 }

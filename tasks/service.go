@@ -7,7 +7,6 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -174,7 +173,14 @@ type Run struct {
 	// fixed holds the whole stream of a run answered without the agent
 	// or the journal (a rejected resume).
 	fixed [][]byte
+	// done is closed when the run's driver in this process has ended
+	// (nil when the run is not driven here).
+	done <-chan struct{}
 }
+
+// ErrRunLost means a run ended without its terminal event reaching the
+// journal (the store kept failing); readers get it instead of waiting.
+var ErrRunLost = errors.New("the run ended but its last events could not be stored")
 
 // Events yields the run's encoded AG-UI events from its first to its
 // terminal one, waiting for new ones as they are produced. It ends early
@@ -208,11 +214,46 @@ func (r *Run) Events(ctx context.Context) iter.Seq2[[]byte, error] {
 			if len(entries) > 0 {
 				continue
 			}
-			if err := r.store.Wait(ctx, r.Key, after); err != nil {
+			if ended(r.done) {
+				// The driver is gone and everything it stored was read.
+				yield(nil, ErrRunLost)
+				return
+			}
+			if err := r.wait(ctx, after); err != nil && ctx.Err() != nil {
 				yield(nil, err)
 				return
 			}
 		}
+	}
+}
+
+// wait blocks until the journal grows past after, ctx ends, or the run's
+// driver ends.
+func (r *Run) wait(ctx context.Context, after int64) error {
+	if r.done == nil {
+		return r.store.Wait(ctx, r.Key, after)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-r.done:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	return r.store.Wait(wctx, r.Key, after)
+}
+
+func ended(done <-chan struct{}) bool {
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -290,7 +331,9 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	}
 	var answering []ResolvedInterrupt
 	if plan != nil {
-		parts = plan.parts
+		// The answers first, then anything new the user wrote, in one
+		// message to the interrupted task.
+		parts = append(plan.parts, parts...)
 		for i := range plan.resolved {
 			plan.resolved[i].RunID, plan.resolved[i].AfterSeq = in.RunID, after
 		}
@@ -300,9 +343,9 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	if err != nil {
 		return nil, err
 	}
-	run := &Run{Key: key, RunID: in.RunID, store: s.store, after: after}
 	d := &driver{svc: s, spec: spec, thread: th, in: in, parts: parts, newIDs: newIDs,
-		resume: plan, continueTask: continueTask, accepted: make(chan error, 1)}
+		resume: plan, continueTask: continueTask, accepted: make(chan error, 1), done: make(chan struct{})}
+	run := &Run{Key: key, RunID: in.RunID, store: s.store, after: after, done: d.done}
 
 	if len(parts) == 0 && (plan == nil || !plan.cancel) {
 		// Nothing new to say to the agent (a client re-running a thread
@@ -328,9 +371,13 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 			return nil, agentError(agentName, err)
 		}
 	case <-timer.C:
-		d.stopWaiting()
+		if _, err := d.stopWaiting(); err != nil {
+			return nil, agentError(agentName, err)
+		}
 	case <-ctx.Done():
-		d.stopWaiting()
+		if _, err := d.stopWaiting(); err != nil {
+			return nil, agentError(agentName, err)
+		}
 	}
 	return run, nil
 }
@@ -450,5 +497,17 @@ func agentError(name string, err error) error {
 		Message: fmt.Sprintf("agent %q: %s", name, info.Message), Err: errors.Join(ErrAgentDown, err)}
 }
 
-// contains reports whether ids holds id.
-func contains(ids []string, id string) bool { return slices.Contains(ids, id) }
+// appendSeen adds ids to the seen list, without duplicates.
+func appendSeen(seen, ids []string) []string {
+	set := make(map[string]bool, len(seen))
+	for _, id := range seen {
+		set[id] = true
+	}
+	for _, id := range ids {
+		if !set[id] {
+			set[id] = true
+			seen = append(seen, id)
+		}
+	}
+	return seen
+}

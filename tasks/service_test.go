@@ -373,3 +373,36 @@ func TestShutdownCutsRunsWithRunError(t *testing.T) {
 		t.Fatalf("after Close: %v", err)
 	}
 }
+
+// failingTerminalStore loses every terminal entry, as a broken disk would.
+type failingTerminalStore struct{ *MemoryStore }
+
+func (f failingTerminalStore) Append(ctx context.Context, key ThreadKey, entries ...Entry) (int64, error) {
+	for _, e := range entries {
+		if e.Terminal {
+			return 0, errors.New("disk full")
+		}
+	}
+	return f.MemoryStore.Append(ctx, key, entries...)
+}
+
+// TestLostTerminalDoesNotHang: readers of a run whose terminal event could
+// not be stored get an error instead of waiting forever.
+func TestLostTerminalDoesNotHang(t *testing.T) {
+	t.Parallel()
+	agent := &scriptedAgent{streaming: true, stream: []scripted{{ev: &a2a.Message{ID: "m", Role: a2a.RoleAgent,
+		Parts: []*a2a.Part{a2a.NewTextPart("ok")}}}}}
+	svc := NewService(Options{Store: failingTerminalStore{NewMemoryStore()}, Agents: []AgentSpec{{Name: "a",
+		Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
+	defer svc.Close(t.Context())
+	run := must(svc.StartRun(t.Context(), "a", input("th", "r1")))
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	var last error
+	for _, err := range run.Events(ctx) {
+		last = err
+	}
+	if !errors.Is(last, ErrRunLost) {
+		t.Fatalf("want ErrRunLost, got %v", last)
+	}
+}

@@ -117,6 +117,9 @@ func (s *Service) Cancel(ctx context.Context, agent, threadID string) (*ThreadVi
 		v.Cancel = res
 		return v, nil
 	}
+	if f := s.takeFollower(th.Key, a2a.TaskID(th.TaskID)); f != nil {
+		f.release() // nobody will resume it now
+	}
 	conn, err := s.agents[agent].Connect(ctx)
 	if err != nil {
 		return nil, agentError(agent, err)

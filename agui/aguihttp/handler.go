@@ -1,6 +1,7 @@
 package aguihttp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -196,7 +197,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the request body is larger than the limit")
 			return
 		}
-		writeError(w, http.StatusBadRequest, "bad_request", "reading the request body failed")
+		writeError(w, http.StatusBadRequest, "invalid_input", "reading the request body failed")
 		return
 	}
 	in, err := agui.DecodeRunAgentInput(body)
@@ -241,13 +242,31 @@ func (h *handler) writeSSE(w http.ResponseWriter, r *http.Request, stream Stream
 	if !write([]byte(agui.KeepAliveFrame)) {
 		return
 	}
+	frame := func(ev []byte) []byte {
+		f := make([]byte, 0, len(ev)+8)
+		f = append(f, "data: "...)
+		f = append(f, ev...)
+		return append(f, "\n\n"...)
+	}
+	terminated := false
 	pump(r.Context(), stream, h.opt.KeepAlive, func(ev []byte) bool {
-		frame := make([]byte, 0, len(ev)+8)
-		frame = append(frame, "data: "...)
-		frame = append(frame, ev...)
-		frame = append(frame, "\n\n"...)
-		return write(frame)
+		terminated = terminated || isTerminal(ev)
+		return write(frame(ev))
 	}, func() bool { return write([]byte(agui.KeepAliveFrame)) })
+	if !terminated && r.Context().Err() == nil {
+		// The run's events stopped before its terminal event (the store
+		// failed): every stream still ends exactly once.
+		h.opt.Logger.Error("run stream ended without a terminal event")
+		if b, err := agui.Marshal(&agui.RunError{Code: "internal", Message: "the bridge lost the end of this run"}); err == nil {
+			write(frame(b))
+		}
+	}
+}
+
+// isTerminal spots RUN_FINISHED/RUN_ERROR in an encoded event; agui.Marshal
+// writes "type" first, so a prefix check is enough.
+func isTerminal(ev []byte) bool {
+	return bytes.HasPrefix(ev, []byte(`{"type":"RUN_FINISHED"`)) || bytes.HasPrefix(ev, []byte(`{"type":"RUN_ERROR"`))
 }
 
 // pump is the one place where a run's event iterator becomes a channel: it
@@ -335,7 +354,8 @@ func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {
 
 func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 	if err := h.opt.Catalog.Ready(r.Context()); err != nil {
-		writeError(w, http.StatusServiceUnavailable, "not_ready", err.Error())
+		h.opt.Logger.Warn("not ready", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "not_ready", "the bridge's store is not available")
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
