@@ -67,3 +67,15 @@ func (g *Guard) Check(e Event) error {
 // Terminated reports whether RUN_FINISHED or RUN_ERROR has been accepted:
 // the run is over and the response can end.
 func (g *Guard) Terminated() bool { return g.terminated }
+
+// CheckStream checks a whole stream as a Guard would while writing it,
+// and reports the first event it would refuse (nil for a valid stream).
+func CheckStream(v1 bool, events []Event) error {
+	g := NewGuard(v1)
+	for i, e := range events {
+		if err := g.Check(e); err != nil {
+			return fmt.Errorf("event %d (%s): %w", i, e.Type(), err)
+		}
+	}
+	return nil
+}

@@ -72,17 +72,8 @@ func FuzzTranslator(f *testing.F) {
 					out = append(out, tr.Translate(ev)...)
 				}
 				out = append(out, tr.Fail("a2a_incomplete", "ended")...)
-				gens := []agui.Generation{agui.Gen0_0_59, agui.Gen0_0_36}
-				if v1 {
-					gens = []agui.Generation{agui.Gen1_0}
-				}
-				for _, g := range gens {
-					v := agui.NewVerifier(g)
-					for i, e := range out {
-						if err := v.Check(e); err != nil {
-							t.Fatalf("v1=%v policy=%s generation %v: event %d %s: %v", v1, policy, g, i, e.Type(), err)
-						}
-					}
+				if err := agui.CheckStream(v1, out); err != nil {
+					t.Fatalf("v1=%v policy=%s: %v", v1, policy, err)
 				}
 				last := out[len(out)-1].Type()
 				if last != agui.EventRunFinished && last != agui.EventRunError {

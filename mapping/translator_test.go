@@ -161,21 +161,12 @@ func translateAll(opts scriptOptions, events []a2a.Event) []agui.Event {
 	return out
 }
 
-// verifyAll feeds the stream to the verifier of each client generation
-// that might be reading it.
+// verifyAll checks the stream against the verifier of each client
+// generation that might be reading it.
 func verifyAll(t *testing.T, v1 bool, out []agui.Event) {
 	t.Helper()
-	gens := []agui.Generation{agui.Gen0_0_59, agui.Gen0_0_36}
-	if v1 {
-		gens = []agui.Generation{agui.Gen1_0}
-	}
-	for _, g := range gens {
-		v := agui.NewVerifier(g)
-		for i, e := range out {
-			if err := v.Check(e); err != nil {
-				t.Fatalf("generation %v rejects event %d (%s): %v", g, i, e.Type(), err)
-			}
-		}
+	if err := agui.CheckStream(v1, out); err != nil {
+		t.Fatal(err)
 	}
 	terminals := 0
 	for _, e := range out {

@@ -146,17 +146,8 @@ func (r runResult) check(t *testing.T, v1 bool) {
 	if r.status != http.StatusOK {
 		t.Fatalf("status %d: %s", r.status, r.body)
 	}
-	gens := []agui.Generation{agui.Gen0_0_59, agui.Gen0_0_36}
-	if v1 {
-		gens = []agui.Generation{agui.Gen1_0}
-	}
-	for _, g := range gens {
-		v := agui.NewVerifier(g)
-		for i, e := range r.events {
-			if err := v.Check(e); err != nil {
-				t.Fatalf("generation %v rejects event %d %s: %v\n%s", g, i, e.Type(), err, r.body)
-			}
-		}
+	if err := agui.CheckStream(v1, r.events); err != nil {
+		t.Fatalf("%v\n%s", err, r.body)
 	}
 	n := 0
 	for _, e := range r.events {
