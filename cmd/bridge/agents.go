@@ -10,6 +10,7 @@ import (
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui/aguihttp"
 	"github.com/a2a-agui-bridge/bridge/config"
+	"github.com/a2a-agui-bridge/bridge/mapping"
 	"github.com/a2a-agui-bridge/bridge/tasks"
 )
 
@@ -106,8 +107,13 @@ func (r *remoteAgent) info(ctx context.Context) aguihttp.AgentInfo {
 		"identity":  map[string]any{"name": card.Name, "type": "a2a", "description": card.Description, "version": card.Version},
 		"transport": map[string]any{"streaming": true, "websocket": false},
 		"humanInTheLoop": map[string]any{
-			"supported": true, "interrupts": true,
+			"supported": true, "interrupts": true, "approvals": true, "approveWithEdits": true,
 		},
+		"state":     map[string]any{"snapshots": true, "deltas": true, "persistentState": true},
+		"reasoning": map[string]any{"supported": true, "streaming": true},
+		// Frontend tools and the client's state reach the agent only
+		// through the bridge's A2A extension.
+		"tools": map[string]any{"supported": true, "clientProvided": ag.DeclaresExtension(mapping.ExtensionURI)},
 		"a2a": map[string]any{
 			"streaming":          ag.Streaming(),
 			"protocolVersion":    b.ProtocolVersion,
