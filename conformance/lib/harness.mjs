@@ -507,6 +507,40 @@ function resumeToolProblems(r, rec, messages, answered) {
   return p;
 }
 
+// The task state the bridge's key must show after a run, by expectation.
+const finalTaskState = (expect) => {
+  if (expect.interrupt) return ['input_required', 'auth_required'];
+  if (expect.error === 'a2a_failed') return ['failed'];
+  if (expect.error === 'a2a_rejected') return ['rejected'];
+  if (expect.answer !== undefined) return ['completed'];
+  return null;
+};
+
+/**
+ * bridgeStateProblems holds EVERY scenario to the shared-state contract, on
+ * every client generation: the run sent state events the client applied
+ * (no warnings are allowed, so a delta that does not apply fails the run
+ * already), the client's own initial keys are untouched, and the bridge's
+ * key names the agent and — when the agent made a task — the task's final
+ * state.
+ */
+function bridgeStateProblems(s, expect, rec, state) {
+  if (rec.timedOut || rec.error) return [];
+  const p = [];
+  const key = s.expect?.stateKey ?? 'a2a';
+  const view = state?.[key];
+  if (typeof view !== 'object' || view === null) return [`state: no "${key}" key after the run (${JSON.stringify(state)})`];
+  if (view.agent !== s.agent) p.push(`state ${key}.agent ${JSON.stringify(view.agent)}, want ${JSON.stringify(s.agent)}`);
+  for (const [k, v] of Object.entries(s.initialState ?? {})) {
+    if (JSON.stringify(state[k]) !== JSON.stringify(v)) p.push(`state: the client's key ${k} changed to ${JSON.stringify(state[k])}`);
+  }
+  const want = finalTaskState(expect);
+  if (want && view.task !== undefined && !want.includes(view.task.state)) {
+    p.push(`state ${key}.task.state ${JSON.stringify(view.task.state)}, want one of ${want.join(', ')}`);
+  }
+  return p;
+}
+
 /**
  * runScenario runs scenario `s` with client `version` against `url` and
  * returns {ok, problems, runs: [rec…], messages}. A scenario with `resume`
@@ -524,6 +558,7 @@ export async function runScenario(s, version, url, timeoutMs) {
   runs.push(first);
   const firstExpect = s.resume ? { interrupt: true, ...s.expect } : s.expect;
   let problems = judge(firstExpect, first, agent.messages, version, agent.state);
+  problems.push(...bridgeStateProblems(s, firstExpect, first, agent.state));
   if (s.resume && problems.length === 0) {
     const pending = [...(agent.pendingInterrupts ?? first.terminal?.interrupts ?? [])];
     const resume = pending.map((i) => ({ interruptId: i.id, status: 'resolved', payload: s.resume.payload }));
@@ -537,6 +572,7 @@ export async function runScenario(s, version, url, timeoutMs) {
     if (s.resume.toolResult !== undefined && !second.timedOut && !second.error) {
       problems.push(...resumeToolProblems(s.resume, second, agent.messages, pending));
     }
+    problems.push(...bridgeStateProblems(s, { answer: s.resume.answer }, second, agent.state));
     problems = problems.map((x) => `resumed run: ${x}`);
     if ((agent.pendingInterrupts ?? []).length > 0) problems.push(`resumed run: pendingInterrupts still ${JSON.stringify(agent.pendingInterrupts)}`);
   }
