@@ -33,6 +33,8 @@ conformance-deps:
 	cd conformance && npm ci --no-audit --no-fund
 
 conformance: conformance-deps
+	@echo "== conformance harness self-test (its verdicts on canned good and bad streams)"
+	node conformance/harness-selftest.mjs
 	@echo "== conformance (real @ag-ui/client 1.0.0, 0.0.59, 0.0.36)"
 	node conformance/run.mjs
 
