@@ -69,6 +69,9 @@ func printDemo(w io.Writer, base string, names []string, storePath string) {
 		"asker", body("t4", "What is the weather?"), "asker", resume("t4", "What is the weather?", `{"city":"Paris"}`))
 	fmt.Fprintf(w, "\nTool approval: a booking proposed as a tool call; approve, deny or edit it:\n  "+post+"  "+post,
 		"approver", body("t5", "Book my flight"), "approver", resume("t5", "Book my flight", `{"approved":true,"editedArgs":{"flight":"LH123","to":"Lisbon","date":"2026-12-24","passengers":3}}`))
+	fmt.Fprintf(w, "\nShared state: data artifacts and UI keys arrive as STATE_DELTA under the \"a2a\" key; your keys stay yours:\n"+
+		"  curl -N %s/agents/dashboard -H 'Content-Type: application/json' -d %s\n", base,
+		`'{"threadId":"t6","runId":"run-1","protocolVersion":"1.0","state":{"userName":"Ada"},"messages":[{"id":"msg-1","role":"user","content":"Show me"}]}'`)
 	fmt.Fprintf(w, "\nThe thread, its pending interrupts and task; cancel its task:\n  curl %s/agents/asker/threads/t4\n  curl -X POST %s/agents/asker/threads/t4/cancel\n", base, base)
 	fmt.Fprintf(w, "\nThe agents and their A2A cards:\n  curl %s/agents\n\nPress Ctrl-C to stop.\n", base)
 }
