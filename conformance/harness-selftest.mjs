@@ -5,7 +5,7 @@
 // upgrading a client:   node conformance/harness-selftest.mjs
 
 import http from 'node:http';
-import { anyString, CLIENT_VERSIONS, dataURL, evidence, runScenario } from './lib/harness.mjs';
+import { anyString, AUTH_REASON, CLIENT_VERSIONS, dataURL, evidence, runScenario, withAuthorizeURL } from './lib/harness.mjs';
 
 const T = 'RUN_STARTED';
 const start = (b) => ({ type: T, threadId: b.threadId, runId: b.runId });
@@ -120,6 +120,78 @@ const frontend =
     ];
   };
 const frontendScenario = { tools: PAINT, frontendTool: { tool: 'paint', args: { color: 'blue' }, result: 'ok', answer: 'Painted (ok).' } };
+
+// Sign-in (AUTH_REQUIRED, README "Sign-in"): a stateful fake agent+bridge. Run
+// 1 ends in an a2a:auth_required interrupt carrying the sign-in details; the
+// harness signs in with POST /<case>/authorize?task=… and resumes. mode
+// "after": the resume answers only if the sign-in came before it; mode
+// "during": the resume shows its runId at GET /<case>/threads/<id> (unless
+// showActive is false) and answers only if the sign-in comes while it runs.
+const SIGNIN_Q = 'Please sign in.';
+const SIGNIN_A = 'Signed in.';
+const signinDetails = (taskId) => [{ authorize: `/fake/authorize?task=${taskId}`, taskId }];
+const authInterrupt = (b, taskId, details) =>
+  finish(b, {
+    outcome: {
+      type: 'interrupt',
+      interrupts: [{ id: `auth-${taskId}`, reason: AUTH_REASON, message: SIGNIN_Q, metadata: { a2a: { agent: 'fake', taskId, contextId: 'ctx', ...(details && { auth: details }) } } }],
+    },
+  });
+function signin({ mode = 'after', details = signinDetails, authorizeStatus = 204, showActive = true, stillPending = false, resumedTask } = {}) {
+  const tasks = new Map(); // taskId → {taskId, signedIn: null|"before"|"during", active, wake}
+  const byThread = new Map();
+  const taskSnap = (b, id, state) => snap({ ...b.state, a2a: { task: { id, state } } });
+  const write = (res, events) => {
+    for (const e of events) res.write(`data: ${JSON.stringify(e)}\n\n`);
+  };
+  return async (req, res, sub, query, body) => {
+    if (req.method === 'GET' && sub.startsWith('threads/')) {
+      const t = byThread.get(decodeURIComponent(sub.slice('threads/'.length)));
+      if (!t) return res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ activeRunId: showActive ? (t.active ?? undefined) : undefined }));
+    }
+    if (req.method === 'POST' && sub === 'authorize') {
+      const t = tasks.get(query.get('task'));
+      if (!t) return res.writeHead(404).end('no task is waiting for that sign-in');
+      if (authorizeStatus !== 204) return res.writeHead(authorizeStatus).end('sign-in refused');
+      t.signedIn ??= t.active ? 'during' : 'before';
+      t.wake?.();
+      return res.writeHead(204).end();
+    }
+    if (sub !== '') return res.writeHead(404).end();
+    const b = JSON.parse(body);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    if (!b.resume) {
+      const t = { taskId: `task-${b.threadId}`, signedIn: null, active: null };
+      tasks.set(t.taskId, t);
+      byThread.set(b.threadId, t);
+      write(res, [start(b), taskSnap(b, t.taskId, 'auth_required'), ...text('m-q', SIGNIN_Q), authInterrupt(b, t.taskId, details(t.taskId))]);
+      return res.end();
+    }
+    const t = byThread.get(b.threadId);
+    write(res, [start(b)]);
+    if (mode === 'during' && !t.signedIn) {
+      t.active = b.runId;
+      await new Promise((resolve) => {
+        t.wake = resolve;
+        setTimeout(resolve, 1500);
+      });
+      t.active = null;
+    }
+    const ok = t.signedIn === (mode === 'during' ? 'during' : 'before');
+    const task = resumedTask ?? t.taskId;
+    write(res, [
+      taskSnap(b, task, ok && !stillPending ? 'completed' : 'auth_required'),
+      ...text(`m-${b.runId}`, ok ? SIGNIN_A : 'Not signed in.'),
+      stillPending ? authInterrupt(b, task, details(task)) : finish(b),
+    ]);
+    res.end();
+  };
+}
+const signinExpect = { interrupt: true, reason: AUTH_REASON, question: SIGNIN_Q, auth: signinDetails };
+const signinResume = (when) => ({ payload: { signedIn: true }, answer: SIGNIN_A, authorize: { when } });
+const INTERRUPT_FAILS_36_OK = { ...INTERRUPT_FAILS, '0.0.36': true };
 
 /** name → (body) => events; `want` = expected ok per client version. */
 const cases = {
@@ -371,6 +443,63 @@ const cases = {
     scenario: frontendScenario,
     want: ALL(false),
   },
+  'signin-interrupt': {
+    serve: signin(),
+    scenario: { expect: signinExpect },
+    // 0.0.36 only has to accept the run.
+    want: ALL(true),
+  },
+  'signin-interrupt-no-details': {
+    serve: signin({ details: () => undefined }),
+    scenario: { expect: signinExpect },
+    want: INTERRUPT_FAILS_36_OK,
+  },
+  'signin-interrupt-other-task': {
+    serve: signin({ details: () => signinDetails('task-other') }),
+    scenario: { expect: signinExpect },
+    want: INTERRUPT_FAILS_36_OK,
+  },
+  'signin-interrupt-wrong-reason': {
+    serve: signin(),
+    scenario: { expect: { ...signinExpect, reason: 'input_required' } },
+    want: INTERRUPT_FAILS_36_OK,
+  },
+  'signin-after-oob': {
+    serve: signin(),
+    scenario: { expect: signinExpect, resume: signinResume('before-resume') },
+    want: INTERRUPT_ONLY,
+  },
+  'signin-after-oob-refused': {
+    serve: signin({ authorizeStatus: 403 }),
+    scenario: { expect: signinExpect, resume: signinResume('before-resume') },
+    want: INTERRUPT_FAILS,
+  },
+  'signin-after-oob-still-pending': {
+    serve: signin({ stillPending: true }),
+    scenario: { expect: signinExpect, resume: signinResume('before-resume') },
+    want: INTERRUPT_FAILS,
+  },
+  'signin-after-oob-other-task': {
+    serve: signin({ resumedTask: 'task-other' }),
+    scenario: { expect: signinExpect, resume: signinResume('before-resume') },
+    want: INTERRUPT_FAILS,
+  },
+  'signin-before-oob': {
+    serve: signin({ mode: 'during' }),
+    scenario: { expect: signinExpect, resume: signinResume('during-resume') },
+    want: INTERRUPT_ONLY,
+  },
+  'signin-before-oob-signed-in-first': {
+    // the harness must sign in while the resumed run is open, not before it
+    serve: signin({ mode: 'during' }),
+    scenario: { expect: signinExpect, resume: signinResume('before-resume') },
+    want: INTERRUPT_FAILS,
+  },
+  'signin-before-oob-never-active': {
+    serve: signin({ mode: 'during', showActive: false }),
+    scenario: { expect: signinExpect, resume: signinResume('during-resume') },
+    want: INTERRUPT_FAILS,
+  },
   'http-500': {
     status: 500,
     stream: () => [],
@@ -383,8 +512,19 @@ const server = http.createServer((req, res) => {
   let body = '';
   req.on('data', (d) => (body += d));
   req.on('end', () => {
-    const c = cases[decodeURIComponent(req.url.slice(1))];
-    if (!c) {
+    // /<case>[/<sub>][?query]: sub-routes only for cases with their own `serve`.
+    const u = new URL(req.url, 'http://selftest');
+    const [name, ...rest] = u.pathname.slice(1).split('/');
+    const c = cases[decodeURIComponent(name)];
+    const sub = rest.join('/');
+    if (c?.serve) {
+      c.serve(req, res, sub, u.searchParams, body).catch((err) => {
+        console.log(`selftest server error: ${err?.stack ?? err}`);
+        res.destroy();
+      });
+      return;
+    }
+    if (!c || sub !== '') {
       res.writeHead(404).end();
       return;
     }
@@ -405,8 +545,9 @@ let wrong = 0;
 for (const [name, c] of Object.entries(cases)) {
   for (const v of CLIENT_VERSIONS) {
     if (!(v in c.want)) continue;
-    const s = { name, text: 'hello', ...c.scenario };
-    const r = await runScenario(s, v, `${base}/${encodeURIComponent(name)}`, 5000);
+    const url = `${base}/${encodeURIComponent(name)}`;
+    const s = withAuthorizeURL({ name, text: 'hello', ...c.scenario }, `${url}/`);
+    const r = await runScenario(s, v, url, 5000);
     const good = r.ok === c.want[v];
     if (!good) wrong++;
     console.log(`${good ? 'ok  ' : 'WRONG'} ${name.padEnd(30)} ${v.padEnd(7)} verdict=${r.ok ? 'pass' : 'fail'}${r.problems.length ? ` (${r.problems[0]})` : ''}`);

@@ -15,13 +15,21 @@
 //                                  responseSchema. 0.0.36 (no outcomes, no resume): a clean
 //                                  RUN_FINISHED. The question, if shown as assistant text,
 //                                  must not be shown twice.
+//    auth?: (taskId) => pattern     sign-in interrupts: metadata.a2a.taskId is the state's task
+//                                  and metadata.a2a.auth matches auth(taskId).
 // resume: {payload, answer,        run twice on one thread: the first run must interrupt as
-//   toolResult?, resultContains?}  `expect` says, the second answers with resume[{interruptId,
-//                                  status:"resolved", payload}] and must produce `answer`
+//   toolResult?, resultContains?,  `expect` says, the second answers with resume[{interruptId,
+//   authorize?}                    status:"resolved", payload}] and must produce `answer`
 //                                  exactly once. toolResult true: no TOOL_CALL_START/ARGS/END
 //                                  again and exactly one TOOL_CALL_RESULT on the interrupted
 //                                  toolCallId (containing `resultContains`); false (a denial):
 //                                  no TOOL_CALL_RESULT at all.
+//   authorize: {agent, when}       a sign-in out of band: the harness POSTs
+//                                  <agent's base URL>authorize?task=<metadata.a2a.taskId> (the
+//                                  runner resolves the Go agent's URL from the demo agents'
+//                                  announcement) and needs 204 — when "before-resume" before
+//                                  run 2, when "during-resume" once GET /agents/<agent>/threads/
+//                                  <threadId> shows run 2 active. Run 2 must stay on that task.
 // clients: [...]                   restrict to these client generations (default: all three).
 // initialState: {...}              the HttpAgent's initialState (sent as RunAgentInput.state).
 // tools: [...]                     RunAgentInput.tools of every run (runAgent({tools})).
@@ -54,7 +62,7 @@ import {
   jsCitySchema,
   jsStreamerAnswer,
 } from './agents/texts.mjs';
-import { anyString, dataURL, match, optional } from './lib/harness.mjs';
+import { AUTH_REASON, anyString, dataURL, match, optional } from './lib/harness.mjs';
 
 // Mirrors of examples/agents/executors.go.
 const go = {
@@ -90,6 +98,10 @@ const go = {
   painterArgs: () => ({ color: 'blue' }),
   painterNoTool: 'I need a change_background tool.',
   painterAnswer: (response) => `Background changed to blue (${typeof response === 'string' ? response : JSON.stringify(response)}).`,
+  // signin.go
+  signinQuestion: 'Please sign in so I can read your files.',
+  signinAnswer: 'Signed in. You have 3 new files.',
+  signinDetails: (taskId) => [{ authorize: `/signin/authorize?task=${taskId}`, taskId }],
 };
 
 const weather = 'What is the weather?';
@@ -104,6 +116,10 @@ const approvalExpect = {
   args: go.bookingArgs(),
 };
 const edited = { ...go.bookingArgs(), passengers: 3 };
+const files = 'Show my new files';
+const signinExpect = { interrupt: true, reason: AUTH_REASON, question: go.signinQuestion, auth: go.signinDetails };
+/** A sign-in resume: `when` the harness authorizes (signin's own endpoint, resolved by the runner). */
+const signinResume = (when) => ({ payload: { signedIn: true }, answer: go.signinAnswer, authorize: { agent: 'signin', when } });
 
 const INTERRUPT_CLIENTS = ['1.0.0', '0.0.59'];
 
@@ -161,6 +177,8 @@ export const scenarios = [
   // Interrupts: every client, 0.0.36 included, must accept a run that ends in one.
   { name: 'go-asker', agent: 'asker', text: weather, expect: goAskerExpect },
   { name: 'go-approver', agent: 'approver', text: booking, expect: approvalExpect },
+  // Sign-in (AUTH_REQUIRED): the interrupt carries the agent's sign-in details.
+  { name: 'go-signin', agent: 'signin', text: files, expect: signinExpect },
   // Resume: the answer goes to the same A2A task, which completes.
   {
     name: 'go-asker-resume',
@@ -204,6 +222,27 @@ export const scenarios = [
       toolResult: true,
       resultContains: go.approverConfirmation,
     },
+    clients: INTERRUPT_CLIENTS,
+  },
+  // Sign-in: the credential arrives out of band (POST <signin base>authorize?task=…,
+  // standing in for an OAuth callback) and the agent finishes on its own stream,
+  // which the bridge keeps following. after-oob: sign in, then resume — the
+  // resumed run shows what happened meanwhile. before-oob: resume, then sign in
+  // while the resumed run is open on the bridge.
+  {
+    name: 'go-signin-after-oob',
+    agent: 'signin',
+    text: files,
+    expect: signinExpect,
+    resume: signinResume('before-resume'),
+    clients: INTERRUPT_CLIENTS,
+  },
+  {
+    name: 'go-signin-before-oob',
+    agent: 'signin',
+    text: files,
+    expect: signinExpect,
+    resume: signinResume('during-resume'),
     clients: INTERRUPT_CLIENTS,
   },
   // Shared state: data artifacts with append, status data, ui-state parts;

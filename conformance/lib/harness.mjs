@@ -399,14 +399,37 @@ function fileProblems(patterns, statePatterns, rec, messages, state, version) {
 }
 
 /**
+ * authDetailsProblems checks sign-in interrupts (reason "a2a:auth_required"):
+ * each names its A2A task in metadata.a2a.taskId (the task the client's state
+ * shows under a2a.task.id, when it shows one), and metadata.a2a.auth — the
+ * agent's sign-in details — matches the pattern `auth(taskId)` (matchJSON).
+ */
+function authDetailsProblems(ints, auth, state) {
+  const p = [];
+  for (const i of ints) {
+    const a2a = i.metadata?.a2a;
+    const taskId = a2a?.taskId;
+    if (typeof taskId !== 'string' || taskId === '') {
+      p.push(`auth interrupt without metadata.a2a.taskId: ${JSON.stringify(i)}`);
+      continue;
+    }
+    const shown = state?.a2a?.task?.id;
+    if (shown !== undefined && shown !== taskId) p.push(`auth interrupt names task ${JSON.stringify(taskId)}, the state shows task ${JSON.stringify(shown)}`);
+    p.push(...matchJSON(auth(taskId), a2a.auth, '/metadata/a2a/auth').map((x) => `auth interrupt ${x}`));
+  }
+  return p;
+}
+
+/**
  * judge returns the list of problems of one run against expectation `expect`:
  *   {answer: "text"}                       RUN_FINISHED (not an interrupt), text exactly once
  *   {error: "code", message?: "substring"} RUN_ERROR with that code
  *   {interrupt: true, question?: "text",   interrupt outcome with an interrupt of reason `reason`
  *    reason?: "input_required",            (default input_required) whose message contains
  *    responseSchema?: {…},                 `question` and, if given, whose responseSchema is
- *    tool?: "name", args?: {…}}            exactly `responseSchema`; reason "tool_call" also
- *                                          needs toolApprovalProblems() to find nothing.
+ *    tool?: "name", args?: {…},            exactly `responseSchema`; reason "tool_call" also
+ *    auth?: (taskId) => pattern}           needs toolApprovalProblems() to find nothing; with
+ *                                          `auth`, authDetailsProblems() must find nothing.
  *                                          0.0.36: a clean RUN_FINISHED.
  * Any of them may add
  *   state: pattern                         the final shared state matches (matchJSON), the
@@ -452,6 +475,7 @@ export function judge(expect, rec, messages, version, state) {
           p.push(`no interrupt has responseSchema ${JSON.stringify(expect.responseSchema)}: ${JSON.stringify(ints)}`);
         }
         if (reason === 'tool_call') p.push(...toolApprovalProblems(ints, rec, messages, expect));
+        if (expect.auth) p.push(...authDetailsProblems(ints, expect.auth, state));
       }
     }
     if (expect.question) {
@@ -543,6 +567,107 @@ function bridgeStateProblems(s, expect, rec, state) {
   return p;
 }
 
+// ---- out-of-band sign-in (AUTH_REQUIRED) ----
+
+/** The interrupt reason of a sign-in (README: Human in the loop). */
+export const AUTH_REASON = 'a2a:auth_required';
+const AUTHORIZE_WHEN = ['before-resume', 'during-resume'];
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * withAuthorizeURL returns row `s` with resume.authorize.url set to
+ * `<agentBase>authorize` (agentBase: the signing-in agent's own base URL, with
+ * its trailing slash), the endpoint the harness POSTs `?task=<taskId>` to.
+ * Rows without resume.authorize come back unchanged.
+ */
+export function withAuthorizeURL(s, agentBase) {
+  const a = s.resume?.authorize;
+  if (!a) return s;
+  if (!agentBase) throw new Error(`no base URL for agent ${JSON.stringify(a.agent)}, which the row signs in to out of band`);
+  return { ...s, resume: { ...s.resume, authorize: { ...a, url: new URL('authorize', agentBase).href } } };
+}
+
+/**
+ * authorizeOutOfBand signs in the way the user would outside the chat: POST
+ * `<authorize.url>?task=<taskId>` to the agent's server (not through the
+ * fetch tap: it is no part of a run), which must answer 204 before
+ * `deadline` (ms since the epoch). Returns the problems.
+ */
+async function authorizeOutOfBand(authorize, taskId, deadline) {
+  const u = `${authorize.url}?task=${encodeURIComponent(taskId)}`;
+  try {
+    const res = await realFetch(u, { method: 'POST', signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) });
+    const body = await res.text();
+    return res.status === 204 ? [] : [`out-of-band sign-in POST ${u}: HTTP ${res.status} ${oneLine(body)}, want 204`];
+  } catch (err) {
+    return [`out-of-band sign-in POST ${u}: ${err?.message ?? err}`];
+  }
+}
+
+/**
+ * waitActiveRun polls GET `threadURL` (the bridge's thread view) until its
+ * activeRunId is `runId`, i.e. the bridge has taken the run. Resolves to []
+ * then, or to a problem when `ended()` turns true or `deadline` passes first.
+ */
+async function waitActiveRun(threadURL, runId, ended, deadline) {
+  let last = 'no answer yet';
+  while (!ended()) {
+    if (Date.now() >= deadline) return [`GET ${threadURL} did not show activeRunId ${JSON.stringify(runId)} in time (last: ${last})`];
+    try {
+      const res = await realFetch(threadURL, { signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) });
+      const body = await res.text();
+      if (!res.ok) last = `HTTP ${res.status} ${oneLine(body)}`;
+      else {
+        const view = JSON.parse(body);
+        if (view.activeRunId === runId) return [];
+        last = `activeRunId ${JSON.stringify(view.activeRunId)}`;
+      }
+    } catch (err) {
+      last = String(err?.message ?? err);
+    }
+    await sleep(10);
+  }
+  return [`the run ended before GET ${threadURL} showed it active (last: ${last}): no sign-in happened during it`];
+}
+
+/**
+ * resumeAfterSignIn runs the resume of a sign-in row (resume.authorize =
+ * {url, when}) and returns {rec, problems, taskId}. The answered interrupts
+ * must name exactly one A2A task (metadata.a2a.taskId of the a2a:auth_required
+ * ones). when "before-resume": sign in (204), then resume. when
+ * "during-resume": start the resume with a known runId, wait until the
+ * bridge's thread view shows that run active, then sign in while it runs.
+ * The sign-in (polling included) and the run are each bounded by timeoutMs.
+ */
+async function resumeAfterSignIn(authorize, agent, url, pending, resume, timeoutMs) {
+  if (!AUTHORIZE_WHEN.includes(authorize.when)) throw new Error(`resume.authorize.when ${JSON.stringify(authorize.when)}, want one of ${AUTHORIZE_WHEN.join(', ')}`);
+  if (!authorize.url) throw new Error('resume.authorize.url missing (withAuthorizeURL)');
+  const ids = [...new Set(pending.filter((i) => i.reason === AUTH_REASON).map((i) => i.metadata?.a2a?.taskId))];
+  if (ids.length !== 1 || typeof ids[0] !== 'string' || ids[0] === '') {
+    return { problems: [`want one task to sign in to (metadata.a2a.taskId of the ${AUTH_REASON} interrupts), got ${JSON.stringify(ids)}`] };
+  }
+  const taskId = ids[0];
+  const deadline = Date.now() + timeoutMs;
+  if (authorize.when === 'before-resume') {
+    const problems = await authorizeOutOfBand(authorize, taskId, deadline);
+    if (problems.length > 0) return { problems, taskId };
+    return { rec: await runOnce(agent, { resume }, timeoutMs), problems, taskId };
+  }
+  const runId = randomUUID();
+  let ended = false;
+  const running = runOnce(agent, { resume, runId }, timeoutMs).finally(() => {
+    ended = true;
+  });
+  const signIn = (async () => {
+    const threadURL = `${url}/threads/${encodeURIComponent(agent.threadId)}`;
+    const waited = await waitActiveRun(threadURL, runId, () => ended, deadline);
+    return waited.length > 0 ? waited : authorizeOutOfBand(authorize, taskId, deadline);
+  })();
+  const [rec, problems] = await Promise.all([running, signIn]);
+  return { rec, problems, taskId };
+}
+
 /**
  * runScenario runs scenario `s` with client `version` against `url` and
  * returns {ok, problems, runs: [rec…], messages}. A scenario with `resume`
@@ -550,7 +675,9 @@ function bridgeStateProblems(s, expect, rec, state) {
  * (judged as {interrupt: true, ...s.expect}), the second answers it with
  * resume[{interruptId, status: "resolved", payload}] and must produce
  * `resume.answer` exactly once; with `resume.toolResult` set it is also held
- * to resumeToolProblems().
+ * to resumeToolProblems(). With `resume.authorize` ({url, when}, a sign-in)
+ * the harness signs in out of band around the resume (resumeAfterSignIn), and
+ * the resumed run must leave the state on the task it signed in to.
  */
 export async function runScenario(s, version, url, timeoutMs) {
   if (s.frontendTool) return runFrontendTool(s, version, url, timeoutMs);
@@ -565,12 +692,18 @@ export async function runScenario(s, version, url, timeoutMs) {
     const pending = [...(agent.pendingInterrupts ?? first.terminal?.interrupts ?? [])];
     const resume = pending.map((i) => ({ interruptId: i.id, status: 'resolved', payload: s.resume.payload }));
     const before = assistantText(agent.messages);
-    const second = await runOnce(agent, { resume }, timeoutMs);
+    const auth = s.resume.authorize;
+    const signed = auth ? await resumeAfterSignIn(auth, agent, url, pending, resume, timeoutMs) : { rec: await runOnce(agent, { resume }, timeoutMs), problems: [] };
+    if (!signed.rec) return { ok: false, problems: signed.problems.map((x) => `resumed run: ${x}`), runs, messages: agent.messages };
+    const second = signed.rec;
     runs.push(second);
     // Count the answer in what the resumed run added (the thread keeps run 1's messages).
     const after = assistantText(agent.messages);
     const added = after.startsWith(before) ? after.slice(before.length) : after;
-    problems = judge({ answer: s.resume.answer }, second, [{ role: 'assistant', content: added }], version);
+    problems = [...signed.problems, ...judge({ answer: s.resume.answer }, second, [{ role: 'assistant', content: added }], version)];
+    if (auth && !second.timedOut && !second.error && agent.state?.a2a?.task?.id !== signed.taskId) {
+      problems.push(`state a2a.task.id ${JSON.stringify(agent.state?.a2a?.task?.id)}, want the task signed in to (${JSON.stringify(signed.taskId)})`);
+    }
     if (s.resume.toolResult !== undefined && !second.timedOut && !second.error) {
       problems.push(...resumeToolProblems(s.resume, second, agent.messages, pending));
     }
