@@ -437,20 +437,11 @@ func (a Files) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq
 		}
 		report := a2a.NewFileURLPart(FilesReportURL, "application/pdf")
 		report.Filename = "report.pdf"
-		artifacts := []struct {
-			name string
-			part *a2a.Part
-		}{
-			{"rows", a2a.NewDataPart(map[string]any{"rows": []any{1, 2, 3}})},
-			{"report", report},
-			{"summary", a2a.NewTextPart(FilesText)},
-		}
-		for _, art := range artifacts {
-			if !r.pause() || !r.artifact(art.name, art.part) {
-				return
-			}
-		}
-		r.status(a2a.TaskStateCompleted, "")
+		r.artifactsThenComplete(
+			namedPart{"rows", a2a.NewDataPart(map[string]any{"rows": []any{1, 2, 3}})},
+			namedPart{"report", report},
+			namedPart{"summary", a2a.NewTextPart(FilesText)},
+		)
 	})
 }
 

@@ -160,20 +160,11 @@ func (a Thinker) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.S
 		chart.Filename = ThinkerChartName
 		hello := a2a.NewRawPart([]byte(ThinkerFileText))
 		hello.MediaType, hello.Filename = ThinkerFileType, ThinkerFileName
-		artifacts := []struct {
-			name string
-			part *a2a.Part
-		}{
-			{"chart", chart},
-			{"hello", hello},
-			{"answer", a2a.NewTextPart(ThinkerAnswer)},
-		}
-		for _, art := range artifacts {
-			if !r.pause() || !r.artifact(art.name, art.part) {
-				return
-			}
-		}
-		r.status(a2a.TaskStateCompleted, "")
+		r.artifactsThenComplete(
+			namedPart{"chart", chart},
+			namedPart{"hello", hello},
+			namedPart{"answer", a2a.NewTextPart(ThinkerAnswer)},
+		)
 	})
 }
 

@@ -66,6 +66,23 @@ func (r *run) artifact(name string, parts ...*a2a.Part) bool {
 	return r.emit(ev)
 }
 
+// namedPart is one whole artifact: its name and its only part.
+type namedPart struct {
+	name string
+	part *a2a.Part
+}
+
+// artifactsThenComplete sends each artifact whole, pausing before each, then
+// completes the task.
+func (r *run) artifactsThenComplete(arts ...namedPart) {
+	for _, a := range arts {
+		if !r.pause() || !r.artifact(a.name, a.part) {
+			return
+		}
+	}
+	r.status(a2a.TaskStateCompleted, "")
+}
+
 // pause waits for the configured delay, so that a streaming client sees
 // events arrive one by one. It reports false when the execution is canceled.
 func (r *run) pause() bool {
