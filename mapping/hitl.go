@@ -49,6 +49,18 @@ type ToolCallRef struct {
 	ToolCallID string          `json:"toolCallId"`
 	// Frontend marks a call to one of the client's own tools.
 	Frontend bool `json:"frontend,omitempty"`
+	// Reported is set once TOOL_CALL_RESULT was sent for the call: a call
+	// never gets two results, whichever run would report the second.
+	Reported bool `json:"reported,omitempty"`
+}
+
+// SentToolResult is the answer the bridge sent the agent for one of its
+// tool calls — an approval, an edit or a denial, as an ADK
+// function_response — which the resumed run reports as the call's result
+// (see Options.SentResults).
+type SentToolResult struct {
+	Call     ToolCallRef
+	Response any
 }
 
 // PendingInterrupt is an interrupt the run ended with, with what the bridge
@@ -109,6 +121,7 @@ func (t *Translator) toolCall(out []agui.Event, callID, name string, args json.R
 		parent = t.lastMessage
 	}
 	out = t.closeText(out)
+	out = t.reportSent(out)
 	if parent == "" {
 		parent = t.id("toolcall-message", callID)
 	}
@@ -125,6 +138,9 @@ func (t *Translator) toolCall(out []agui.Event, callID, name string, args json.R
 
 // toolResult shows a function response for a call this thread knows as
 // TOOL_CALL_RESULT on the call's original id; unknown calls stay CUSTOM.
+// The agent's own result for a call wins over the answer the bridge sent
+// for it, as long as that answer was not reported yet; a call already
+// reported gets nothing more.
 func (t *Translator) toolResult(out []agui.Event, callID, name string, response any) ([]agui.Event, bool) {
 	ref, ok := t.toolCalls[callID]
 	if !ok && callID == "" {
@@ -140,17 +156,48 @@ func (t *Translator) toolResult(out []agui.Event, callID, name string, response 
 	if !ok {
 		return out, false
 	}
+	t.unreported = slices.DeleteFunc(t.unreported, func(r SentToolResult) bool { return r.Call.CallID == ref.CallID })
+	out = t.closeText(out)
+	out = t.reportSent(out)
+	return t.report(out, ref.CallID, response), true
+}
+
+// report emits TOOL_CALL_RESULT for the call once; nothing may be open.
+func (t *Translator) report(out []agui.Event, callID string, response any) []agui.Event {
+	ref := t.toolCalls[callID]
+	if ref.Reported {
+		return out
+	}
+	ref.Reported = true
+	t.toolCalls[callID] = ref
 	content, err := json.Marshal(response)
 	if err != nil {
 		content = []byte(`null`)
 	}
-	out = t.closeText(out)
 	msgID := t.id("tool-result", ref.ToolCallID)
 	out = t.emit(out, &agui.ToolCallResult{Base: agui.Base{Metadata: map[string]any{ToolExecutionKey: "server"}},
 		MessageID: msgID, ToolCallID: ref.ToolCallID, Content: string(content), Role: agui.RoleTool})
 	t.runMessages = append(t.runMessages, &runMessage{msg: agui.Message{ID: msgID, Role: agui.RoleTool,
 		ToolCallID: ref.ToolCallID, Content: agui.TextContent(string(content))}})
-	return out, true
+	return out
+}
+
+// reportSent reports the answers the bridge sent for the agent's tool calls
+// (Options.SentResults) once the agent has taken them: most agents (ADK
+// among them) read the function_response and answer in text without
+// echoing it, and the approved call would otherwise stay without a result
+// in the UI. It runs before anything the agent shows, so the result comes
+// before the answer; nothing may be open.
+func (t *Translator) reportSent(out []agui.Event) []agui.Event {
+	if !t.taken || len(t.unreported) == 0 {
+		return out
+	}
+	sent := t.unreported
+	t.unreported = nil
+	for _, r := range sent {
+		out = t.report(out, r.Call.CallID, r.Response)
+	}
+	return out
 }
 
 // ToolCallID is the AG-UI id of an A2A function call: stable for the thread,
@@ -267,6 +314,7 @@ func (t *Translator) frontendToolCall(out []agui.Event, callID, name string, arg
 		parent = t.open.messageID
 	}
 	out = t.closeText(out)
+	out = t.reportSent(out)
 	if parent == "" {
 		parent = t.id("toolcall-message", callID)
 	}
@@ -342,6 +390,7 @@ func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.M
 	}
 	out = t.flushHeld(out)
 	out = t.closeAll(out)
+	out = t.reportSent(out) // before the snapshots, which hold its message
 
 	question := strings.TrimSpace(messageText(msg))
 	if question == "" {

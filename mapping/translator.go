@@ -101,6 +101,12 @@ type Options struct {
 	// turn with a Task snapshot (@a2a-js/sdk) first repeat the interrupted
 	// state and earlier artifacts; that snapshot is history, not news.
 	ResumedTask a2a.TaskID
+	// SentResults are the answers the run's message carries for the
+	// agent's tool calls. Once the agent takes the message (its task moves
+	// on), each becomes TOOL_CALL_RESULT on the call's id before anything
+	// else the agent shows — unless the agent reports that call's result
+	// itself first, which is then shown instead.
+	SentResults []SentToolResult
 }
 
 // Translator turns the A2A events of one run into AG-UI events. It is not
@@ -151,6 +157,12 @@ type Translator struct {
 	runMessages   []*runMessage
 	lastMessage   string // id of the last assistant message written
 	pending       []PendingInterrupt
+
+	// unreported are the SentResults not yet reported; taken is set once
+	// the agent has taken the run's message (any event past the opening
+	// snapshot of a resumed task).
+	unreported []SentToolResult
+	taken      bool
 }
 
 // textStream is one AG-UI assistant message fed by one A2A source: an
@@ -181,6 +193,12 @@ func New(opt Options) *Translator {
 	}
 	for _, r := range opt.KnownToolCalls {
 		t.toolCalls[r.CallID] = r
+	}
+	for _, r := range opt.SentResults {
+		if _, known := t.toolCalls[r.Call.CallID]; !known {
+			t.toolCalls[r.Call.CallID] = r.Call
+		}
+		t.unreported = append(t.unreported, r)
 	}
 	if t.opt.MaxInlineBytes <= 0 {
 		t.opt.MaxInlineBytes = MaxInlineFileBytes
@@ -231,23 +249,31 @@ func (t *Translator) Translate(ev a2a.Event) []agui.Event {
 		if e == nil {
 			return out
 		}
+		if t.isResumeSnapshot(e) {
+			t.rememberShown(e)
+			return t.syncState(out)
+		}
+		t.taken = true
 		out = t.onTask(out, e)
 	case *a2a.StatusUpdate:
 		if e == nil {
 			return out
 		}
 		t.learn(e.TaskID, e.ContextID)
+		t.taken = true
 		out = t.onStatus(out, e.Status.State, e.Status.Message)
 	case *a2a.ArtifactUpdate:
 		if e == nil || e.Artifact == nil {
 			return out
 		}
 		t.learn(e.TaskID, e.ContextID)
+		t.taken = true
 		out = t.onArtifact(out, e.Artifact, e.Append, e.LastChunk)
 	case *a2a.Message:
 		if e == nil {
 			return out
 		}
+		t.taken = true
 		out = t.onMessage(out, e)
 	default:
 		out = t.closeText(out)
@@ -295,21 +321,29 @@ func (t *Translator) learn(taskID a2a.TaskID, contextID string) {
 	}
 }
 
+// isResumeSnapshot reports the opening snapshot of a resumed task, which
+// servers that open every turn with a Task (@a2a-js/sdk) send before
+// anything new: it repeats the interrupted state, and is history.
+func (t *Translator) isResumeSnapshot(task *a2a.Task) bool {
+	return task.ID == t.opt.ResumedTask && t.state == "" && len(t.streamOrder) == 0 && a2a.IsInterrupted(task.Status.State)
+}
+
+// rememberShown records a resumed task's artifacts as shown (they were, in
+// earlier runs), so that later snapshots do not repeat them.
+func (t *Translator) rememberShown(task *a2a.Task) {
+	t.learn(task.ID, task.ContextID)
+	for _, art := range task.Artifacts {
+		if art != nil {
+			s := t.newStream("artifact:" + string(art.ID))
+			s.shown.WriteString(partsText(art.Parts))
+			s.ended = true
+			t.nonText[art.ID] = len(nonTextOnly(art.Parts))
+		}
+	}
+}
+
 func (t *Translator) onTask(out []agui.Event, task *a2a.Task) []agui.Event {
 	t.learn(task.ID, task.ContextID)
-	if task.ID == t.opt.ResumedTask && t.state == "" && len(t.streamOrder) == 0 && a2a.IsInterrupted(task.Status.State) {
-		// The opening snapshot of a resumed task: remember its artifacts as
-		// shown (they were, in earlier runs) and wait for what comes next.
-		for _, art := range task.Artifacts {
-			if art != nil {
-				s := t.newStream("artifact:" + string(art.ID))
-				s.shown.WriteString(partsText(art.Parts))
-				s.ended = true
-				t.nonText[art.ID] = len(nonTextOnly(art.Parts))
-			}
-		}
-		return out
-	}
 	// A Task (the first event of a stream, a blocking result, or a GetTask
 	// snapshot) may carry artifacts that were or were not streamed; map
 	// each as a complete artifact and let the stream bookkeeping skip what
@@ -422,6 +456,7 @@ func (t *Translator) statusText(out []agui.Event, msg *a2a.Message, role statusR
 		return out
 	case t.opt.V1 && t.opt.StatusText == StatusAsActivity:
 		out = t.closeText(out)
+		out = t.reportSent(out)
 		if t.activityID == "" {
 			t.activityID = t.id("activity", string(t.taskID))
 		}
@@ -703,6 +738,7 @@ func (t *Translator) file(out []agui.Event, p *a2a.Part, artifactID a2a.Artifact
 	}
 	t.addFile(stateInfo)
 	out = t.closeText(out)
+	out = t.reportSent(out)
 	if t.opt.V1 {
 		n := t.fileN
 		t.fileN++
@@ -736,6 +772,7 @@ func (t *Translator) reason(out []agui.Event, text string) []agui.Event {
 		return t.custom(out, "a2a.reasoning", map[string]any{"taskId": string(t.taskID), "text": text})
 	}
 	if !t.reasoning {
+		out = t.reportSent(out)
 		t.reasoning = true
 		t.reasoningN++
 		t.openReasoning = t.id("reasoning", string(t.taskID), strconv.Itoa(t.reasoningN))
@@ -784,7 +821,9 @@ func isSpecialData(p *a2a.Part) bool {
 // event; AG-UI clients fail on single SSE events above 10 MiB.
 const MaxInlineFileBytes = 1 << 20
 
+// custom emits a CUSTOM event; nothing may be open.
 func (t *Translator) custom(out []agui.Event, name string, value any) []agui.Event {
+	out = t.reportSent(out)
 	raw, err := json.Marshal(value)
 	if err != nil {
 		raw, _ = json.Marshal(map[string]any{"error": "value could not be encoded: " + err.Error()})
@@ -801,6 +840,7 @@ func (t *Translator) writeText(out []agui.Event, s *textStream, delta string) []
 	if t.open != s {
 		out = t.closeText(out)
 		out = t.closeReasoning(out)
+		out = t.reportSent(out)
 		out = t.syncState(out) // before the message opens, while legacy clients can take it
 		if s.messageID == "" {
 			s.messageID = t.id("message", s.key)
@@ -853,6 +893,7 @@ func (t *Translator) closeAll(out []agui.Event) []agui.Event {
 }
 
 func (t *Translator) finish(out []agui.Event, terminal agui.Event) []agui.Event {
+	out = t.reportSent(out)
 	t.noteTask(nil)
 	out = t.syncState(out)
 	out = t.emit(out, terminal)

@@ -42,6 +42,11 @@ type scriptOptions struct {
 	ResumedTask string `json:"resumedTask"`
 	// Tools offers the frontend tool change_background.
 	Tools bool `json:"tools"`
+	// SentResult is the response the run's message carried for call-1
+	// (a resume answering its approval).
+	SentResult json.RawMessage `json:"sentResult"`
+	// Results is how many TOOL_CALL_RESULT events the run must hold.
+	Results int `json:"results"`
 }
 
 func readScript(t *testing.T, path string) (scriptOptions, []a2a.Event) {
@@ -150,6 +155,13 @@ func translateAll(opts scriptOptions, events []a2a.Event) []agui.Event {
 		o.Input.Tools = []agui.Tool{{Name: "change_background", Description: "Changes the page background",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"color":{"type":"string"}}}`)}}
 	}
+	if opts.SentResult != nil {
+		var response any
+		if err := json.Unmarshal(opts.SentResult, &response); err != nil {
+			panic(err)
+		}
+		o.SentResults = []SentToolResult{{Call: o.KnownToolCalls[0], Response: response}}
+	}
 	tr := New(o)
 	out := tr.Start()
 	for _, ev := range events {
@@ -169,9 +181,15 @@ func verifyAll(t *testing.T, v1 bool, out []agui.Event) {
 		t.Fatal(err)
 	}
 	terminals := 0
+	results := map[string]int{}
 	for _, e := range out {
 		if e.Type() == agui.EventRunFinished || e.Type() == agui.EventRunError {
 			terminals++
+		}
+		if r, ok := e.(*agui.ToolCallResult); ok {
+			if results[r.ToolCallID]++; results[r.ToolCallID] > 1 {
+				t.Fatalf("two TOOL_CALL_RESULT events for tool call %s", r.ToolCallID)
+			}
 		}
 	}
 	if terminals != 1 || !isTerminal(out[len(out)-1]) {
@@ -190,6 +208,15 @@ func checkExpectations(t *testing.T, opts scriptOptions, out []agui.Event) {
 		if n := strings.Count(text, opts.Answer); n != 1 {
 			t.Errorf("answer %q appears %d times in the assistant text:\n%s", opts.Answer, n, text)
 		}
+	}
+	results := 0
+	for _, e := range out {
+		if _, ok := e.(*agui.ToolCallResult); ok {
+			results++
+		}
+	}
+	if results != opts.Results {
+		t.Errorf("%d TOOL_CALL_RESULT events, want %d", results, opts.Results)
 	}
 	last := out[len(out)-1]
 	switch e := last.(type) {
