@@ -85,6 +85,8 @@ type boltThread struct {
 	ActiveRunID    string                     `json:"activeRunId,omitempty"`
 	ActiveSince    time.Time                  `json:"activeSince,omitzero"`
 	Owner          string                     `json:"owner,omitempty"`
+	ActiveTaskID   string                     `json:"activeTaskId,omitempty"`
+	CancelReq      bool                       `json:"cancelRequested,omitempty"`
 	Messages       []agui.Message             `json:"messages,omitempty"`
 	State          json.RawMessage            `json:"state,omitempty"`
 	Interrupts     []mapping.PendingInterrupt `json:"interrupts,omitempty"`
@@ -218,24 +220,26 @@ func (s *BoltStore) GetThread(ctx context.Context, key ThreadKey) (*Thread, erro
 		return nil, ErrNotFound
 	}
 	return &Thread{
-		Key:            ThreadKey{Agent: rec.Agent, ThreadID: rec.ThreadID},
-		ContextID:      rec.ContextID,
-		TaskID:         rec.TaskID,
-		TaskState:      rec.TaskState,
-		SeenMessageIDs: rec.SeenMessageIDs,
-		ActiveRunID:    rec.ActiveRunID,
-		ActiveSince:    rec.ActiveSince,
-		Owner:          rec.Owner,
-		Messages:       rec.Messages,
-		State:          rec.State,
-		Interrupts:     rec.Interrupts,
-		Resolved:       rec.Resolved,
-		ActiveResolved: rec.ActiveResolved,
-		ToolCalls:      rec.ToolCalls,
-		FrontendCalls:  rec.FrontendCalls,
-		StateVersion:   rec.StateVersion,
-		Version:        rec.Version,
-		UpdatedAt:      rec.UpdatedAt,
+		Key:             ThreadKey{Agent: rec.Agent, ThreadID: rec.ThreadID},
+		ContextID:       rec.ContextID,
+		TaskID:          rec.TaskID,
+		TaskState:       rec.TaskState,
+		SeenMessageIDs:  rec.SeenMessageIDs,
+		ActiveRunID:     rec.ActiveRunID,
+		ActiveSince:     rec.ActiveSince,
+		Owner:           rec.Owner,
+		ActiveTaskID:    rec.ActiveTaskID,
+		CancelRequested: rec.CancelReq,
+		Messages:        rec.Messages,
+		State:           rec.State,
+		Interrupts:      rec.Interrupts,
+		Resolved:        rec.Resolved,
+		ActiveResolved:  rec.ActiveResolved,
+		ToolCalls:       rec.ToolCalls,
+		FrontendCalls:   rec.FrontendCalls,
+		StateVersion:    rec.StateVersion,
+		Version:         rec.Version,
+		UpdatedAt:       rec.UpdatedAt,
 	}, nil
 }
 
@@ -258,6 +262,8 @@ func (s *BoltStore) PutThread(ctx context.Context, th *Thread) (int64, error) {
 		ActiveRunID:    th.ActiveRunID,
 		ActiveSince:    th.ActiveSince,
 		Owner:          th.Owner,
+		ActiveTaskID:   th.ActiveTaskID,
+		CancelReq:      th.CancelRequested,
 		Messages:       th.Messages,
 		State:          th.State,
 		Interrupts:     th.Interrupts,

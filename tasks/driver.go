@@ -21,6 +21,9 @@ var (
 	errRunTimeout    = errors.New("run timeout")
 	errIdleTimeout   = errors.New("no progress from the agent")
 	errFollowStopped = errors.New("the resume run took over the task")
+	// errCancelGrace: the agent answered CancelTask with a cancelled task
+	// but its stream did not say so within the grace period.
+	errCancelGrace = errors.New("the agent cancelled the task")
 )
 
 // driver runs one AG-UI run: it sends the new input to the agent, follows
@@ -60,6 +63,18 @@ type driver struct {
 	released   bool // the thread's active run was cleared
 
 	idle *time.Timer
+
+	// stop ends the run's upstream work with a cause (set once drive
+	// starts); cancelled is the agent's answer to CancelTask once it says
+	// the task is cancelled, and grace the timer that ends the run with it.
+	stop      context.CancelCauseFunc
+	cancelled *a2a.Task
+	grace     *time.Timer
+	// taskNoted is set once the run's task was recorded on the thread
+	// (ActiveTaskID); bg runs that and the cancel it may send, and is
+	// waited for before the thread is released.
+	taskNoted bool
+	bg        sync.WaitGroup
 }
 
 // accept tells a still-waiting StartRun that the agent answered.
@@ -117,6 +132,7 @@ func (d *driver) setup() {
 		InterruptTTL:   d.spec.InterruptTTL,
 		KnownToolCalls: d.thread.ToolCalls,
 		ResumedTask:    d.resumedTask(),
+		SentResults:    d.sentResults(),
 		StateKey:       d.spec.StateKey,
 		PreviousView:   viewIn(d.thread.State, d.spec.StateKey),
 		StateVersion:   d.thread.StateVersion,
@@ -160,9 +176,19 @@ func (d *driver) resumedTask() a2a.TaskID {
 	return d.resume.taskID
 }
 
+// sentResults are the tool-call answers this run sends the agent; a resume
+// that cancels the task sends none.
+func (d *driver) sentResults() []mapping.SentToolResult {
+	if d.resume == nil || d.resume.cancel {
+		return nil
+	}
+	return d.resume.results
+}
+
 func (d *driver) nothingToDo() {
 	defer d.svc.wg.Done()
 	defer close(d.done)
+	defer d.svc.unregister(d)
 	d.setup()
 	defer d.journal.close()
 	d.emit(d.tr.Complete()) // releases the thread before RUN_FINISHED
@@ -171,10 +197,13 @@ func (d *driver) nothingToDo() {
 func (d *driver) drive() {
 	defer d.svc.wg.Done()
 	defer close(d.done)
+	defer d.svc.unregister(d)
 	d.setup()
 	defer d.journal.close()
 	ctx, cancel := context.WithCancelCause(d.svc.ctx)
 	defer cancel(nil)
+	d.armStop(cancel)
+	defer d.disarm()
 	if d.spec.RunTimeout > 0 {
 		var stop context.CancelFunc
 		ctx, stop = context.WithTimeoutCause(ctx, d.spec.RunTimeout, errRunTimeout)
@@ -402,8 +431,110 @@ func (d *driver) deliver(ev a2a.Event) bool {
 	if len(out) > 0 && d.idle != nil {
 		d.idle.Reset(d.spec.IdleTimeout)
 	}
+	if id := d.tr.TaskID(); id != "" && !d.taskNoted && d.thread.ActiveTaskID == "" {
+		d.taskNoted = true
+		d.bg.Add(1)
+		go func() {
+			defer d.bg.Done()
+			d.noteTask(id)
+		}()
+	}
 	d.emit(out)
 	return !d.tr.Done()
+}
+
+// noteTask records the task the agent just named as the thread's active
+// task, so a cancel request can reach it; if a cancel was requested before
+// the task was known, the run sends it now. Of the cancel request and this
+// record, the one written second sees the other and sends CancelTask, so
+// it goes out exactly once.
+func (d *driver) noteTask(id a2a.TaskID) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 10*time.Second)
+	defer cancel()
+	for attempt := 0; attempt < 10; attempt++ {
+		cur, err := d.svc.store.GetThread(ctx, d.thread.Key)
+		if err != nil || cur.ActiveRunID != d.in.RunID {
+			return
+		}
+		if cur.ActiveTaskID == "" {
+			cur.ActiveTaskID = string(id)
+			if _, err := d.svc.store.PutThread(ctx, cur); errors.Is(err, ErrConflict) {
+				continue
+			} else if err != nil {
+				d.log.Warn("record the run's task", "task_id", id, "err", err)
+				return
+			}
+		}
+		if cur.CancelRequested {
+			d.sendCancel(id)
+		}
+		return
+	}
+}
+
+// sendCancel asks the agent to cancel the run's task (a cancel requested
+// before the agent named it).
+func (d *driver) sendCancel(id a2a.TaskID) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), d.spec.RequestTimeout)
+	defer cancel()
+	task, err := d.agent.CancelTask(ctx, id)
+	if err != nil {
+		d.log.Warn("cancel requested before the task was known; the agent did not cancel it", "task_id", id, "err", err)
+		return
+	}
+	d.log.Info("cancelled the task as requested", "task_id", id)
+	d.cancelAccepted(task)
+}
+
+// armStop hands the driver the cancel function of the run's context.
+func (d *driver) armStop(stop context.CancelCauseFunc) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stop = stop
+	d.armGrace()
+}
+
+func (d *driver) disarm() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.grace != nil {
+		d.grace.Stop()
+	}
+	d.stop = nil
+}
+
+// cancelAccepted takes the agent's answer to CancelTask. Once the agent
+// says the task is cancelled, its stream has the grace period to report
+// that itself (with whatever else it sends last); after it, the run ends
+// cancelled on the strength of the answer, so a stream that keeps going or
+// stays silent cannot keep the run open.
+func (d *driver) cancelAccepted(task *a2a.Task) {
+	if task == nil || task.Status.State != a2a.TaskStateCanceled {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.cancelled != nil {
+		return
+	}
+	d.cancelled = task
+	d.armGrace()
+}
+
+// armGrace starts the grace period once both the answer and the run's
+// context exist; d.mu is held.
+func (d *driver) armGrace() {
+	if d.cancelled == nil || d.stop == nil || d.grace != nil {
+		return
+	}
+	stop := d.stop
+	d.grace = time.AfterFunc(d.svc.cancelGrace, func() { stop(errCancelGrace) })
+}
+
+func (d *driver) cancelledTask() *a2a.Task {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.cancelled
 }
 
 // follow polls the task until it ends, the run times out, or the agent
@@ -420,6 +551,10 @@ func (d *driver) follow(ctx context.Context, cause error) {
 	wait := d.spec.PollInitial
 	failures := 0
 	for !d.tr.Done() {
+		if ctx.Err() != nil {
+			d.end(ctx, ctx.Err())
+			return
+		}
 		task, err := d.call(ctx, func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) })
 		if err != nil {
 			failures++
@@ -455,6 +590,8 @@ func (d *driver) call(ctx context.Context, f func(context.Context) (*a2a.Task, e
 func (d *driver) end(ctx context.Context, err error) {
 	cause := context.Cause(ctx)
 	switch {
+	case errors.Is(cause, errCancelGrace):
+		d.deliver(d.cancelledTask())
 	case errors.Is(cause, errRunTimeout) || errors.Is(cause, errIdleTimeout):
 		d.cancelTask()
 		d.emit(d.tr.Fail("a2a_timeout", fmt.Sprintf("agent %q: %v; the A2A task was cancelled", d.spec.Name, cause)))
@@ -537,6 +674,7 @@ func (d *driver) finalize() {
 		return
 	}
 	d.released = true
+	d.bg.Wait()
 	interrupts := d.tr.Interrupts()
 	for _, p := range interrupts {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 10*time.Second)
@@ -569,8 +707,11 @@ func (d *driver) finalize() {
 		th.StateVersion = d.tr.StateVersion()
 		th.FrontendCalls = d.tr.FrontendCalls()
 		for _, ref := range d.tr.ToolCalls() {
-			if !slices.ContainsFunc(th.ToolCalls, func(r mapping.ToolCallRef) bool { return r.ToolCallID == ref.ToolCallID }) {
+			i := slices.IndexFunc(th.ToolCalls, func(r mapping.ToolCallRef) bool { return r.ToolCallID == ref.ToolCallID })
+			if i < 0 {
 				th.ToolCalls = append(th.ToolCalls, ref)
+			} else {
+				th.ToolCalls[i] = ref // it may have been reported now
 			}
 		}
 		if d.sentInput {

@@ -74,6 +74,9 @@ type resumePlan struct {
 	// it may have gone on by itself, so what it did is shown first.
 	auth     bool
 	resolved []ResolvedInterrupt
+	// results are the answers to the agent's tool calls the message
+	// carries: the resumed run reports them as the calls' results.
+	results []mapping.SentToolResult
 }
 
 // replay locates the events of an earlier resume run that an identical
@@ -153,11 +156,14 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 					"the payload for interrupt %s does not match its responseSchema: %v", p.Interrupt.ID, err)}
 			}
 		}
-		parts, err := answerParts(p, r)
+		parts, result, err := answerParts(p, r)
 		if err != nil {
 			return nil, nil, &rejection{CodeResumePayloadInvalid, fmt.Sprintf("interrupt %s: %v", p.Interrupt.ID, err)}
 		}
 		plan.parts = append(plan.parts, parts...)
+		if result != nil {
+			plan.results = append(plan.results, *result)
+		}
 		plan.resolved = append(plan.resolved, ResolvedInterrupt{ID: r.InterruptID, Status: r.Status,
 			PayloadHash: payloadHash(r.Payload), At: now})
 		acks = append(acks, map[string]any{"interruptId": r.InterruptID, "status": r.Status})
@@ -230,9 +236,10 @@ func checkToolResults(th *Thread, in *agui.RunAgentInput) *rejection {
 
 // answerParts turns one resume entry into what the agent receives. A tool
 // approval becomes an ADK function_response naming the call (denials and
-// cancellations included, so the agent knows); any other answer is the
-// payload as a data part, plus a text part when it is a string.
-func answerParts(p mapping.PendingInterrupt, r agui.ResumeEntry) ([]*a2a.Part, error) {
+// cancellations included, so the agent knows), returned as the call's
+// result too; any other answer is the payload as a data part, plus a text
+// part when it is a string.
+func answerParts(p mapping.PendingInterrupt, r agui.ResumeEntry) ([]*a2a.Part, *mapping.SentToolResult, error) {
 	if p.ToolCall != nil {
 		var answer struct {
 			Approved   bool            `json:"approved"`
@@ -240,7 +247,7 @@ func answerParts(p mapping.PendingInterrupt, r agui.ResumeEntry) ([]*a2a.Part, e
 		}
 		if r.Status == agui.ResumeResolved {
 			if err := json.Unmarshal(r.Payload, &answer); err != nil {
-				return nil, fmt.Errorf("a tool approval payload must be an object with approved: %v", err)
+				return nil, nil, fmt.Errorf("a tool approval payload must be an object with approved: %v", err)
 			}
 		}
 		args := p.ToolCall.Args
@@ -255,25 +262,25 @@ func answerParts(p mapping.PendingInterrupt, r agui.ResumeEntry) ([]*a2a.Part, e
 		}
 		part := a2a.NewDataPart(map[string]any{"id": p.ToolCall.CallID, "name": p.ToolCall.Name, "response": response})
 		part.Metadata = map[string]any{"adk_type": "function_response"}
-		return []*a2a.Part{part}, nil
+		return []*a2a.Part{part}, &mapping.SentToolResult{Call: *p.ToolCall, Response: response}, nil
 	}
 	if r.Status == agui.ResumeCancelled {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if isAbsent(r.Payload) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var value any
 	dec := json.NewDecoder(bytes.NewReader(r.Payload))
 	dec.UseNumber()
 	if err := dec.Decode(&value); err != nil {
-		return nil, fmt.Errorf("payload is not JSON: %v", err)
+		return nil, nil, fmt.Errorf("payload is not JSON: %v", err)
 	}
 	parts := []*a2a.Part{a2a.NewDataPart(value)}
 	if s, ok := value.(string); ok {
 		parts = append([]*a2a.Part{a2a.NewTextPart(s)}, parts...)
 	}
-	return parts, nil
+	return parts, nil, nil
 }
 
 func isAbsent(raw json.RawMessage) bool {

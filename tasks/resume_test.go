@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/mapping"
@@ -342,18 +344,24 @@ func TestExpiresAtOnlyForV1Clients(t *testing.T) {
 }
 
 // TestToolApproval: approve, deny and approve-with-edits of a proposed
-// function call.
+// function call, by an agent that echoes its own function_response and by
+// one that does not. Either way the resumed run holds exactly one
+// TOOL_CALL_RESULT on the original call: the agent's when it sends one,
+// else the answer the bridge sent (a denial included).
 func TestToolApproval(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name, payload string
 		approved      bool
 		passengers    float64
-		result        bool
+		echo          bool
+		content       string // the result's content
 	}{
-		{"approve", `{"approved":true}`, true, 2, true},
-		{"deny", `{"approved":false}`, false, 2, false},
-		{"edit", `{"approved":true,"editedArgs":{"flight":"LH123","passengers":3}}`, true, 3, true},
+		{"approve", `{"approved":true}`, true, 2, true, `{"status":"booked"}`},
+		{"approve-no-echo", `{"approved":true}`, true, 2, false, `{"approved":true,"args":{"flight":"LH123","passengers":2}}`},
+		{"deny", `{"approved":false}`, false, 2, false, `{"approved":false,"args":{"flight":"LH123","passengers":2}}`},
+		{"edit", `{"approved":true,"editedArgs":{"flight":"LH123","passengers":3}}`, true, 3, true, `{"status":"booked"}`},
+		{"edit-no-echo", `{"approved":true,"editedArgs":{"flight":"LH123","passengers":3}}`, true, 3, false, `{"approved":true,"args":{"flight":"LH123","passengers":3}}`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -361,7 +369,7 @@ func TestToolApproval(t *testing.T) {
 			response := a2a.NewDataPart(map[string]any{"id": "c1", "name": "book_flight", "response": map[string]any{"status": "booked"}})
 			response.Metadata = map[string]any{"adk_type": "function_response"}
 			turn2 := []scripted{{ev: status(a2a.TaskStateWorking)}}
-			if c.result {
+			if c.echo {
 				turn2 = append(turn2, scripted{ev: status(a2a.TaskStateWorking, response)})
 			}
 			turn2 = append(turn2, scripted{ev: chunk("Done.", false)}, scripted{ev: status(a2a.TaskStateCompleted)})
@@ -369,7 +377,7 @@ func TestToolApproval(t *testing.T) {
 				{{ev: task(a2a.TaskStateSubmitted, "")}, {ev: status(a2a.TaskStateInputRequired, a2a.NewTextPart("Book LH123?"), callPart("c1"))}},
 				turn2,
 			}}
-			svc, _ := newTestService(t, agent, nil)
+			svc, store := newTestService(t, agent, nil)
 			in, events := interruptRun(t, svc, "th")
 			if in.Reason != mapping.ReasonToolCall || in.ToolCallID == "" {
 				t.Fatalf("interrupt %+v", in)
@@ -382,16 +390,24 @@ func TestToolApproval(t *testing.T) {
 			}
 			events = collect(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r2", resolved(in.ID, c.payload)))))
 			var results []*agui.ToolCallResult
-			for _, e := range events {
+			firstText := -1
+			for i, e := range events {
 				switch e := e.(type) {
 				case *agui.ToolCallStart, *agui.ToolCallArgs, *agui.ToolCallEnd:
 					t.Fatalf("the resumed run re-emitted %s", e.Type())
 				case *agui.ToolCallResult:
+					if firstText >= 0 {
+						t.Fatal("the result came after the answer's text")
+					}
 					results = append(results, e)
+				case *agui.TextMessageStart:
+					if firstText < 0 {
+						firstText = i
+					}
 				}
 			}
-			if c.result != (len(results) == 1) || (c.result && results[0].ToolCallID != in.ToolCallID) {
-				t.Fatalf("results %+v", results)
+			if len(results) != 1 || results[0].ToolCallID != in.ToolCallID || results[0].Content != c.content {
+				t.Fatalf("results %+v, want one on %s with content %s", results, in.ToolCallID, c.content)
 			}
 			sent := agent.sent[1].Parts[0]
 			data := sent.Data().(map[string]any)
@@ -400,6 +416,26 @@ func TestToolApproval(t *testing.T) {
 			if sent.Metadata["adk_type"] != "function_response" || data["id"] != "c1" || resp["approved"] != c.approved ||
 				args["passengers"] != c.passengers {
 				t.Fatalf("function_response sent: %#v", data)
+			}
+			// The thread holds the tool message once, and the call as reported.
+			th, err := store.GetThread(t.Context(), ThreadKey{Agent: "a", ThreadID: "th"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			toolMsgs := 0
+			for _, m := range th.Messages {
+				if m.Role == agui.RoleTool && m.ToolCallID == in.ToolCallID {
+					toolMsgs++
+				}
+			}
+			if toolMsgs != 1 || len(th.ToolCalls) != 1 || !th.ToolCalls[0].Reported {
+				t.Fatalf("thread: %d tool messages, calls %+v", toolMsgs, th.ToolCalls)
+			}
+			// An identical replay answers with the same bytes, from the journal.
+			first := rawEvents(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r2", resolved(in.ID, c.payload)))))
+			again := rawEvents(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r2", resolved(in.ID, c.payload)))))
+			if diff := cmp.Diff(first, again); diff != "" || len(agent.sent) != 2 {
+				t.Fatalf("replay differs or reached the agent (%d sends): %s", len(agent.sent), diff)
 			}
 		})
 	}

@@ -70,6 +70,10 @@ type Options struct {
 	// and embedded stores): an active run recorded by another process is
 	// then known dead, e.g. after a crash, and does not block its thread.
 	ExclusiveStore bool
+	// CancelGrace is how long a run whose task the agent reported
+	// cancelled (CancelTask's answer) waits for the agent's own stream to
+	// say so before ending cancelled by itself. Default 2s.
+	CancelGrace time.Duration
 }
 
 // Service runs AG-UI runs against A2A agents.
@@ -95,6 +99,10 @@ type Service struct {
 
 	// followers read the streams of tasks waiting for a credential.
 	followers map[ThreadKey]*follower
+	// drivers are the runs this process is driving, by thread.
+	drivers map[ThreadKey]*driver
+	// cancelGrace is Options.CancelGrace.
+	cancelGrace time.Duration
 
 	// instance identifies this process's runs in thread records.
 	instance string
@@ -106,15 +114,20 @@ type Service struct {
 func NewService(opt Options) *Service {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	s := &Service{
-		store:     opt.Store,
-		agents:    make(map[string]*AgentSpec, len(opt.Agents)),
-		log:       opt.Logger,
-		wait:      opt.FirstEventWait,
-		ctx:       ctx,
-		cancel:    cancel,
-		instance:  uuid.NewString(),
-		followers: make(map[ThreadKey]*follower),
-		exclusive: opt.ExclusiveStore,
+		store:       opt.Store,
+		agents:      make(map[string]*AgentSpec, len(opt.Agents)),
+		log:         opt.Logger,
+		wait:        opt.FirstEventWait,
+		ctx:         ctx,
+		cancel:      cancel,
+		instance:    uuid.NewString(),
+		followers:   make(map[ThreadKey]*follower),
+		drivers:     make(map[ThreadKey]*driver),
+		exclusive:   opt.ExclusiveStore,
+		cancelGrace: opt.CancelGrace,
+	}
+	if s.cancelGrace <= 0 {
+		s.cancelGrace = 2 * time.Second
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -339,7 +352,11 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		}
 		answering = plan.resolved
 	}
-	th, err := s.claim(ctx, current, in.RunID, answering)
+	activeTask := continueTask
+	if plan != nil {
+		activeTask = plan.taskID
+	}
+	th, err := s.claim(ctx, current, in.RunID, answering, activeTask)
 	if err != nil {
 		return nil, err
 	}
@@ -351,6 +368,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		// Nothing new to say to the agent (a client re-running a thread
 		// without a new user message): finish at once without calling it.
 		started = true
+		s.register(d)
 		go d.nothingToDo()
 		return run, nil
 	}
@@ -361,6 +379,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	}
 	d.agent = agent
 	started = true
+	s.register(d)
 	go d.drive()
 
 	timer := time.NewTimer(s.wait)
@@ -383,10 +402,13 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 }
 
 // claim marks th (as read) as running runID, or fails with thread_busy
-// when another request claimed it since.
-func (s *Service) claim(ctx context.Context, th *Thread, runID string, answering []ResolvedInterrupt) (*Thread, error) {
+// when another request claimed it since. task is the A2A task the run
+// continues, when it continues one.
+func (s *Service) claim(ctx context.Context, th *Thread, runID string, answering []ResolvedInterrupt, task a2a.TaskID) (*Thread, error) {
 	th = th.Clone()
 	th.ActiveRunID = runID
+	th.ActiveTaskID = string(task)
+	th.CancelRequested = false
 	th.ActiveResolved = answering
 	th.ActiveSince = time.Now()
 	th.Owner = s.instance
@@ -468,6 +490,8 @@ func (s *Service) release(th *Thread, update func(*Thread)) {
 		cur.ActiveRunID = ""
 		cur.ActiveSince = time.Time{}
 		cur.ActiveResolved = nil
+		cur.ActiveTaskID = ""
+		cur.CancelRequested = false
 		if update != nil {
 			update(cur)
 		}
@@ -478,6 +502,32 @@ func (s *Service) release(th *Thread, update func(*Thread)) {
 			return
 		}
 	}
+}
+
+// register records d as the run this process drives on its thread, until
+// the driver's goroutine ends (unregister).
+func (s *Service) register(d *driver) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.drivers[d.thread.Key] = d
+}
+
+func (s *Service) unregister(d *driver) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.drivers[d.thread.Key] == d {
+		delete(s.drivers, d.thread.Key)
+	}
+}
+
+// driving returns the run this process drives on key, if it is runID.
+func (s *Service) driving(key ThreadKey, runID string) *driver {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d := s.drivers[key]; d != nil && d.in.RunID == runID {
+		return d
+	}
+	return nil
 }
 
 func storeError(err error) error {

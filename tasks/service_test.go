@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
@@ -33,6 +34,13 @@ type scriptedAgent struct {
 	getErr error
 	// block makes SendStreaming wait for ctx before yielding anything.
 	block bool
+	// hold makes SendStreaming wait, after its events, until ctx ends or
+	// release is closed, then yield after and wait for ctx.
+	hold    bool
+	release chan struct{}
+	after   []scripted
+	// cancelErr is what CancelTask fails with.
+	cancelErr error
 	// extension makes the card declare the bridge's A2A extension.
 	extension bool
 
@@ -74,6 +82,23 @@ func (s *scriptedAgent) SendStreaming(ctx context.Context, msg *a2a.Message) ite
 				return
 			}
 		}
+		if !s.hold {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			yield(nil, ctx.Err())
+			return
+		case <-s.release:
+		}
+		for _, e := range s.after {
+			if !yield(e.ev, e.err) || e.err != nil {
+				return
+			}
+		}
+		// Then silence, like an agent whose task goes on.
+		<-ctx.Done()
+		yield(nil, ctx.Err())
 	}
 }
 
@@ -84,11 +109,17 @@ func (s *scriptedAgent) Send(_ context.Context, msg *a2a.Message, _ bool) (a2a.E
 	return s.send, s.sendErr
 }
 
-func (s *scriptedAgent) GetTask(context.Context, a2a.TaskID) (*a2a.Task, error) {
+func (s *scriptedAgent) GetTask(ctx context.Context, _ a2a.TaskID) (*a2a.Task, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if s.getErr != nil {
 		return nil, s.getErr
+	}
+	if len(s.tasks) == 0 {
+		return nil, a2a.ErrTaskNotFound
 	}
 	i := min(s.gets, len(s.tasks)-1)
 	s.gets++
@@ -99,6 +130,9 @@ func (s *scriptedAgent) CancelTask(_ context.Context, id a2a.TaskID) (*a2a.Task,
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.canceled = append(s.canceled, id)
+	if s.cancelErr != nil {
+		return nil, s.cancelErr
+	}
 	return &a2a.Task{ID: id, Status: a2a.TaskStatus{State: a2a.TaskStateCanceled}}, nil
 }
 
@@ -123,7 +157,8 @@ func newTestService(t *testing.T, agent Agent, tweak func(*AgentSpec)) (*Service
 	if tweak != nil {
 		tweak(&spec)
 	}
-	svc := NewService(Options{Store: store, Agents: []AgentSpec{spec}, FirstEventWait: 200 * time.Millisecond})
+	svc := NewService(Options{Store: store, Agents: []AgentSpec{spec}, FirstEventWait: 200 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
+		CancelGrace: 100 * time.Millisecond})
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -48,6 +48,14 @@ type Thread struct {
 	// Owner is the bridge instance running the active run. An embedded
 	// store has one writer, so a run owned by an earlier process is dead.
 	Owner string
+	// ActiveTaskID is the A2A task the active run follows, once known: set
+	// when the run starts if it continues a task, else as soon as the agent
+	// names it. A cancel request reaches the task through it.
+	ActiveTaskID string
+	// CancelRequested says a cancel of the active run was asked for: a
+	// second request sends nothing more, and a run whose task was not known
+	// yet cancels it the moment the agent names it.
+	CancelRequested bool
 	// Messages is the conversation after the last run (the client's
 	// messages with their ids, then the bridge's), and State the shared
 	// state: the thread snapshot route serves them.

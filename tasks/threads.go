@@ -43,10 +43,27 @@ type InterruptView struct {
 
 // CancelResultView says what a cancel request did.
 type CancelResultView struct {
-	// Requested is true when the bridge asked the agent to cancel; false
-	// when there was nothing left to cancel (idempotent repeat).
-	Requested bool   `json:"requested"`
+	// Requested is true when the bridge asked the agent to cancel the
+	// thread's task (by this request or, for a running run, an earlier
+	// one); false when there was nothing left to cancel.
+	Requested bool `json:"requested"`
+	// Repeated: an earlier request already asked to cancel the running
+	// run; nothing more was sent.
+	Repeated bool `json:"repeated,omitempty"`
+	// WaitingForTask: the agent had not named the running run's task yet;
+	// the run sends CancelTask the moment it does.
+	WaitingForTask bool `json:"waitingForTask,omitempty"`
+	// Refused is the agent's refusal (e.g. the task is not cancelable);
+	// the run then ends as the agent reports it.
+	Refused *CancelRefusal `json:"refused,omitempty"`
+	// TaskState is the task's state as the agent reported it.
 	TaskState string `json:"taskState,omitempty"`
+}
+
+// CancelRefusal is the agent's answer to a CancelTask it refused.
+type CancelRefusal struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 func threadNotFound(key ThreadKey) error {
@@ -102,15 +119,112 @@ func viewOf(th *Thread) *ThreadView {
 	return v
 }
 
-// Cancel asks the agent to cancel the thread's current task (A2A
-// CancelTask) and clears its pending interrupts. It is idempotent: a thread
-// whose task already ended is returned as it is. A run in progress sees the
-// cancellation arrive from the agent and ends cancelled itself.
+// Cancel asks the agent to cancel the thread's task (A2A CancelTask).
+//
+// With a run in progress it cancels the run's task: at once when the task
+// is known, else the run sends CancelTask as soon as the agent names it.
+// The run then ends cancelled (RUN_FINISHED with the cancelled outcome for
+// 1.0 clients, RUN_ERROR "cancelled" for older ones) as the agent reports
+// it, and the thread is free again. A repeated request sends nothing more.
+// An agent that refuses is reported in the result; the run goes on.
+//
+// Without a run, it cancels the thread's current task and clears its
+// pending interrupts; a thread whose task already ended is returned as it
+// is.
 func (s *Service) Cancel(ctx context.Context, agent, threadID string) (*ThreadView, error) {
 	th, err := s.loadThread(ctx, agent, threadID)
 	if err != nil {
 		return nil, err
 	}
+	if th.ActiveRunID != "" && !s.stale(th) {
+		return s.cancelRun(ctx, th)
+	}
+	return s.cancelIdle(ctx, th)
+}
+
+// cancelRun cancels the thread's running run (see Cancel).
+func (s *Service) cancelRun(ctx context.Context, th *Thread) (*ThreadView, error) {
+	for attempt := 0; ; attempt++ {
+		if th.ActiveRunID == "" || s.stale(th) {
+			return s.cancelIdle(ctx, th) // the run ended meanwhile
+		}
+		if th.CancelRequested {
+			v := viewOf(th)
+			v.Cancel = &CancelResultView{Requested: true, Repeated: true, TaskState: th.TaskState}
+			return v, nil
+		}
+		next := th.Clone()
+		next.CancelRequested = true
+		ver, err := s.store.PutThread(ctx, next)
+		if errors.Is(err, ErrConflict) && attempt < 10 {
+			if th, err = s.store.GetThread(ctx, th.Key); err != nil {
+				return nil, storeError(err)
+			}
+			continue
+		}
+		if err != nil {
+			return nil, storeError(err)
+		}
+		next.Version = ver
+		th = next
+		break
+	}
+	res := &CancelResultView{Requested: true, TaskState: th.TaskState}
+	if th.ActiveTaskID == "" {
+		// The run records the task when the agent names it, sees this
+		// request and sends CancelTask then.
+		res.WaitingForTask = true
+		v := viewOf(th)
+		v.Cancel = res
+		return v, nil
+	}
+	spec := s.agents[th.Key.Agent]
+	conn, err := spec.Connect(ctx)
+	var task *a2a.Task
+	if err == nil {
+		cctx, cancel := context.WithTimeout(ctx, spec.RequestTimeout)
+		task, err = conn.CancelTask(cctx, a2a.TaskID(th.ActiveTaskID))
+		cancel()
+	}
+	switch {
+	case err == nil:
+		res.TaskState = string(task.Status.State)
+		if d := s.driving(th.Key, th.ActiveRunID); d != nil {
+			d.cancelAccepted(task)
+		}
+	case errors.Is(err, a2a.ErrTaskNotCancelable):
+		info := a2a.Classify(err)
+		res.Refused = &CancelRefusal{Code: info.Code, Message: info.Message}
+	default:
+		// The request did not reach the agent: forget it, so that a retry
+		// sends CancelTask again.
+		s.forgetCancel(th)
+		return nil, agentError(th.Key.Agent, err)
+	}
+	v := viewOf(th)
+	v.Cancel = res
+	return v, nil
+}
+
+// forgetCancel clears the cancel request of th's running run.
+func (s *Service) forgetCancel(th *Thread) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 10*time.Second)
+	defer cancel()
+	for attempt := 0; attempt < 10; attempt++ {
+		cur, err := s.store.GetThread(ctx, th.Key)
+		if err != nil || cur.ActiveRunID != th.ActiveRunID || !cur.CancelRequested {
+			return
+		}
+		cur.CancelRequested = false
+		if _, err := s.store.PutThread(ctx, cur); !errors.Is(err, ErrConflict) {
+			return
+		}
+	}
+}
+
+// cancelIdle cancels the task of a thread without a running run.
+func (s *Service) cancelIdle(ctx context.Context, th *Thread) (*ThreadView, error) {
+	agent := th.Key.Agent
 	res := &CancelResultView{TaskState: th.TaskState}
 	if th.TaskID == "" || a2a.IsTerminal(a2a.TaskState(th.TaskState)) {
 		v := viewOf(th)

@@ -78,14 +78,16 @@ var entryOpts = cmp.Options{cmpopts.EquateEmpty()}
 // checkSample fails when a new Thread field is left zero here.
 func sample(key tasks.ThreadKey) *tasks.Thread {
 	return &tasks.Thread{
-		Key:            key,
-		ContextID:      "ctx-1",
-		TaskID:         "task-1",
-		TaskState:      "working",
-		SeenMessageIDs: []string{"m1", "m2"},
-		ActiveRunID:    "run-1",
-		ActiveSince:    time.Date(2026, 5, 1, 12, 30, 0, 123456789, time.UTC),
-		Owner:          "instance-1",
+		Key:             key,
+		ContextID:       "ctx-1",
+		TaskID:          "task-1",
+		TaskState:       "working",
+		SeenMessageIDs:  []string{"m1", "m2"},
+		ActiveRunID:     "run-1",
+		ActiveSince:     time.Date(2026, 5, 1, 12, 30, 0, 123456789, time.UTC),
+		Owner:           "instance-1",
+		ActiveTaskID:    "task-1",
+		CancelRequested: true,
 		Messages: []agui.Message{
 			{ID: "m1", Role: agui.RoleUser, Content: agui.TextContent("Book a flight")},
 			{ID: "a1", Role: agui.RoleAssistant, Content: agui.TextContent("Approve?"), ToolCalls: []agui.ToolCall{
