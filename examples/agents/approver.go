@@ -97,9 +97,13 @@ func FunctionResponsePart(id, name string, response map[string]any) *a2a.Part {
 //
 // A follow-up without a decision on this call asks again (Status{WORKING} →
 // Status{INPUT_REQUIRED …} as above).
+//
+// Quiet, it never reports the call's result itself — it books and answers,
+// as most agents (ADK's among them) do after reading the function_response.
 type Approver struct {
 	cancelOnly
 	Delay time.Duration // pause before the question, the booking and the answer; 0 means none
+	Quiet bool          // do not echo a function_response
 }
 
 // Execute implements [a2asrv.AgentExecutor].
@@ -127,9 +131,11 @@ func (a Approver) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.
 		if decision.args != nil {
 			args = decision.args
 		}
-		result := r.agentMessage(FunctionResponsePart(callID, ApproverTool, BookingResult(args)))
-		if !r.emit(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, result)) || !r.pause() {
-			return
+		if !a.Quiet {
+			result := r.agentMessage(FunctionResponsePart(callID, ApproverTool, BookingResult(args)))
+			if !r.emit(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, result)) || !r.pause() {
+				return
+			}
 		}
 		if !r.artifact("booking", a2a.NewTextPart(BookedAnswer(args))) {
 			return

@@ -36,49 +36,51 @@ func TestApproverTwoTurns(t *testing.T) {
 		{name: "edit", response: map[string]any{"approved": true, "args": edited}, used: edited,
 			want: "Booked LH123 to Lisbon for 3 passengers. Confirmation ABC123."},
 	}
-	for _, tt := range tests {
-		for _, tr := range transports {
-			t.Run(tt.name+"/"+tr.name, func(t *testing.T) {
-				t.Parallel()
-				ctx := t.Context()
-				client := newClient(t, srv, "approver", tr)
-				first, task := collect(t, client.SendStreamingMessage(ctx, userMessage(a2a.NewTextPart("Book me a flight to Lisbon"))))
-				callID := ApproverCallPrefix + string(task.TaskID)
-				call := fmt.Sprintf(`data[] %s meta{"adk_is_long_running":true,"adk_type":"function_call"}`,
-					jsonOf(t, map[string]any{"id": callID, "name": "book_flight", "args": BookingArgs()}))
-				want := []string{
-					"task SUBMITTED artifacts=0",
-					"status WORKING",
-					fmt.Sprintf("status INPUT_REQUIRED ROLE_AGENT: %q + %s", ApproverQuestion, call),
-				}
-				if diff := cmp.Diff(want, first); diff != "" {
-					t.Fatalf("first turn (-want +got):\n%s", diff)
-				}
+	for _, agent := range []string{"approver", "quiet-approver"} {
+		for _, tt := range tests {
+			for _, tr := range transports {
+				t.Run(agent+"/"+tt.name+"/"+tr.name, func(t *testing.T) {
+					t.Parallel()
+					ctx := t.Context()
+					client := newClient(t, srv, agent, tr)
+					first, task := collect(t, client.SendStreamingMessage(ctx, userMessage(a2a.NewTextPart("Book me a flight to Lisbon"))))
+					callID := ApproverCallPrefix + string(task.TaskID)
+					call := fmt.Sprintf(`data[] %s meta{"adk_is_long_running":true,"adk_type":"function_call"}`,
+						jsonOf(t, map[string]any{"id": callID, "name": "book_flight", "args": BookingArgs()}))
+					want := []string{
+						"task SUBMITTED artifacts=0",
+						"status WORKING",
+						fmt.Sprintf("status INPUT_REQUIRED ROLE_AGENT: %q + %s", ApproverQuestion, call),
+					}
+					if diff := cmp.Diff(want, first); diff != "" {
+						t.Fatalf("first turn (-want +got):\n%s", diff)
+					}
 
-				// What the bridge sends back: the decision with the args to use.
-				response := map[string]any{"approved": tt.response["approved"], "args": BookingArgs()}
-				if args, ok := tt.response["args"]; ok {
-					response["args"] = args
-				}
-				decision := a2a.NewMessageForTask(a2a.MessageRoleUser, task, FunctionResponsePart(callID, ApproverTool, response))
-				decision.Metadata = map[string]any{"ag-ui": map[string]any{"interruptId": "i-1", "status": "resolved"}}
-				second, info := collect(t, client.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: decision}))
-				want = []string{"status WORKING"}
-				if tt.used != nil {
-					result := jsonOf(t, map[string]any{"id": callID, "name": "book_flight", "response": BookingResult(tt.used)})
-					want = append(want, fmt.Sprintf(`status WORKING ROLE_AGENT: data[] %s meta{"adk_type":"function_response"}`, result))
-				}
-				want = append(want, fmt.Sprintf("artifact booking append=false last=true: %q", tt.want), "status COMPLETED")
-				if diff := cmp.Diff(want, second); diff != "" {
-					t.Errorf("second turn (-want +got):\n%s", diff)
-				}
-				if info != task {
-					t.Errorf("second turn ran on %+v, want %+v", info, task)
-				}
-				if tt.used != nil && BookedAnswer(tt.used) != tt.want {
-					t.Errorf("BookedAnswer(%v) = %q, want %q", tt.used, BookedAnswer(tt.used), tt.want)
-				}
-			})
+					// What the bridge sends back: the decision with the args to use.
+					response := map[string]any{"approved": tt.response["approved"], "args": BookingArgs()}
+					if args, ok := tt.response["args"]; ok {
+						response["args"] = args
+					}
+					decision := a2a.NewMessageForTask(a2a.MessageRoleUser, task, FunctionResponsePart(callID, ApproverTool, response))
+					decision.Metadata = map[string]any{"ag-ui": map[string]any{"interruptId": "i-1", "status": "resolved"}}
+					second, info := collect(t, client.SendStreamingMessage(ctx, &a2a.SendMessageRequest{Message: decision}))
+					want = []string{"status WORKING"}
+					if tt.used != nil && agent == "approver" { // quiet-approver never echoes
+						result := jsonOf(t, map[string]any{"id": callID, "name": "book_flight", "response": BookingResult(tt.used)})
+						want = append(want, fmt.Sprintf(`status WORKING ROLE_AGENT: data[] %s meta{"adk_type":"function_response"}`, result))
+					}
+					want = append(want, fmt.Sprintf("artifact booking append=false last=true: %q", tt.want), "status COMPLETED")
+					if diff := cmp.Diff(want, second); diff != "" {
+						t.Errorf("second turn (-want +got):\n%s", diff)
+					}
+					if info != task {
+						t.Errorf("second turn ran on %+v, want %+v", info, task)
+					}
+					if tt.used != nil && BookedAnswer(tt.used) != tt.want {
+						t.Errorf("BookedAnswer(%v) = %q, want %q", tt.used, BookedAnswer(tt.used), tt.want)
+					}
+				})
+			}
 		}
 	}
 }

@@ -140,6 +140,12 @@ func catalog(opts Options, quit <-chan struct{}) []Agent {
 			Executor:    Approver{Delay: d},
 		},
 		{
+			Name: "quiet-approver", Streaming: true,
+			Description: "Like approver, but never echoes the call's result: it just books and answers, as ADK agents do.",
+			Skill:       skill("book-quietly", "Flight booking (no echo)", "INPUT_REQUIRED with an ADK long-running book_flight call; answers without a function_response.", "input-required", "tool-approval"),
+			Executor:    Approver{Delay: d, Quiet: true},
+		},
+		{
 			Name: "signin", Streaming: true,
 			Description: "Needs you to sign in (AUTH_REQUIRED), then finishes by itself once the credential arrives out of band.",
 			Skill:       skill("files", "Your files", "AUTH_REQUIRED until POST /signin/authorize?task=ID, then completes on the same stream.", "auth-required"),
@@ -150,6 +156,24 @@ func catalog(opts Options, quit <-chan struct{}) []Agent {
 			Description: "Works until canceled, sending a status update every 50ms.",
 			Skill:       skill("wait", "Never finishes", "Keeps the task WORKING until CancelTask; for cancel and timeout tests.", "cancel", "timeout"),
 			Executor:    Slow{Quit: quit},
+		},
+		{
+			Name: "counter", Streaming: true,
+			Description: "Counts to 100, one number every 100ms, in one streamed text artifact; stops when cancelled.",
+			Skill:       skill("count", "Slow stream", "Artifact chunks every 100ms for 10s; CancelTask ends it CANCELED.", "cancel", "streaming"),
+			Executor:    Counter{Quit: quit},
+		},
+		{
+			Name: "latecomer", Streaming: true,
+			Description: "Like counter, but says nothing at all for the first second, not even its task.",
+			Skill:       skill("count-late", "Late slow stream", "No event for 1s, then counts like counter; for cancels before the task exists.", "cancel"),
+			Executor:    Counter{StartDelay: time.Second, Quit: quit},
+		},
+		{
+			Name: "stubborn", Streaming: true,
+			Description: "Counts to 15 and refuses to be cancelled (TaskNotCancelable).",
+			Skill:       skill("count-stubbornly", "Uncancelable stream", "Artifact chunks every 100ms; CancelTask fails with TaskNotCancelable; completes.", "cancel"),
+			Executor:    Counter{Count: 15, RefuseCancel: true, Quit: quit},
 		},
 		{
 			Name: "files", Streaming: true,

@@ -39,6 +39,7 @@ const (
 //	/NAME/rest/…                           HTTP+JSON 1.0
 //	/NAME/v03/.well-known/agent-card.json  card whose only interface is v0.3 JSON-RPC
 //	/NAME/v03/jsonrpc                      JSON-RPC 0.3 (same tasks as the v1.0 endpoints)
+//	/NAME/cancels                          GET: the CancelTask calls received, {"taskIds": [...]}
 //
 // gRPC has no path to route on, so each agent has its own gRPC listener on
 // the HTTP listener's host; its card names it ([Server.GRPCAddr]).
@@ -47,6 +48,8 @@ type Server struct {
 	names []string
 	grpc  map[string]grpcEndpoint
 	http  *http.Server
+	// cancels logs each agent's CancelTask calls.
+	cancels map[string]*cancelLog
 
 	quit      chan struct{} // closed by Close; ends Slow executions
 	httpDone  chan struct{} // closed when the HTTP Serve loop has returned
@@ -87,6 +90,7 @@ func Start(ctx context.Context, addr string, opts Options) (*Server, error) {
 	s := &Server{
 		base:     "http://" + net.JoinHostPort(advertised, fmt.Sprint(tcp.Port)),
 		grpc:     make(map[string]grpcEndpoint),
+		cancels:  make(map[string]*cancelLog),
 		quit:     make(chan struct{}),
 		httpDone: make(chan struct{}),
 	}
@@ -125,8 +129,11 @@ func Start(ctx context.Context, addr string, opts Options) (*Server, error) {
 			ProtocolVersion: a2av0.Version,
 		})
 
+		cancels := &cancelLog{}
+		s.cancels[agent.Name] = cancels
 		handler := a2asrv.NewHandler(agent.Executor,
 			a2asrv.WithLogger(logger.With("agent", agent.Name)),
+			a2asrv.WithCallInterceptors(cancels),
 			// Reject what the card does not offer (streaming for Blocking,
 			// push everywhere), as a real agent would.
 			a2asrv.WithCapabilityChecks(&card.Capabilities),
@@ -141,6 +148,7 @@ func Start(ctx context.Context, addr string, opts Options) (*Server, error) {
 		// preferredTransport, protocolVersion) that both card parsers accept.
 		mux.Handle("GET "+prefix+"/v03"+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(cardV03)))
 		mux.Handle(prefix+"/v03/jsonrpc", a2av0.NewJSONRPCHandler(handler, ka))
+		mux.Handle("GET "+prefix+"/cancels", cancels.handler())
 		if sg, ok := agent.Executor.(Signin); ok {
 			mux.Handle("POST "+prefix+"/authorize", sg.authorizeHandler())
 		}
@@ -204,6 +212,15 @@ func (s *Server) URLv03(name string) string {
 // its card, or "" for an unknown name.
 func (s *Server) GRPCAddr(name string) string {
 	return s.grpc[name].addr
+}
+
+// Cancels lists the CancelTask calls agent name received, in order (a task
+// cancelled twice appears twice).
+func (s *Server) Cancels(name string) []a2a.TaskID {
+	if l := s.cancels[name]; l != nil {
+		return l.list()
+	}
+	return nil
 }
 
 // Names lists the agents in a fixed order.
