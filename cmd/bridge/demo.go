@@ -73,5 +73,7 @@ func printDemo(w io.Writer, base string, names []string, storePath string) {
 		"  curl -N %s/agents/dashboard -H 'Content-Type: application/json' -d %s\n", base,
 		`'{"threadId":"t6","runId":"run-1","protocolVersion":"1.0","state":{"userName":"Ada"},"messages":[{"id":"msg-1","role":"user","content":"Show me"}]}'`)
 	fmt.Fprintf(w, "\nThe thread, its pending interrupts and task; cancel its task:\n  curl %s/agents/asker/threads/t4\n  curl -X POST %s/agents/asker/threads/t4/cancel\n", base, base)
+	fmt.Fprintf(w, "\nStop a run while it streams: start the counter (it counts for ten seconds), cancel it from another terminal:\n  "+post+
+		"  curl -X POST %s/agents/counter/threads/t7/cancel\n", "counter", body("t7", "Count for me"), base)
 	fmt.Fprintf(w, "\nThe agents and their A2A cards:\n  curl %s/agents\n\nPress Ctrl-C to stop.\n", base)
 }

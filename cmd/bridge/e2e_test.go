@@ -42,7 +42,7 @@ func startBridge(t *testing.T, tweak func(*config.Config)) *testBridge {
 		cfg.Agents = append(cfg.Agents, config.Agent{Name: name, URL: demo.URL(name)})
 	}
 	for _, b := range []struct{ suffix, transport string }{{"-rest", "HTTP+JSON"}, {"-grpc", "GRPC"}, {"-jsonrpc", "JSONRPC"}} {
-		for _, name := range []string{"streamer", "asker", "failer", "chatter", "approver"} {
+		for _, name := range []string{"streamer", "asker", "failer", "chatter", "approver", "quiet-approver"} {
 			cfg.Agents = append(cfg.Agents, config.Agent{Name: name + b.suffix, URL: demo.URL(name), Transports: []string{b.transport}})
 		}
 	}

@@ -318,7 +318,7 @@ func TestRestartBetweenInterruptAndResume(t *testing.T) {
 	t.Parallel()
 	bridgeBin, demoBin := buildBinaries(t)
 	demo := startDemoAgents(t, demoBin)
-	procs := newBridgeProcs(t, bridgeBin, demo, "asker", "approver")
+	procs := newBridgeProcs(t, bridgeBin, demo, "asker", "approver", "quiet-approver")
 	b := procs.start(t)
 
 	ask := interrupted(t, b, "asker", "th-ask", "What's the weather?")
@@ -330,6 +330,7 @@ func TestRestartBetweenInterruptAndResume(t *testing.T) {
 		t.Fatalf("approver interrupt %+v", approve)
 	}
 	interrupted(t, b, "asker", "th-pending", "What's the weather?")
+	quiet := interrupted(t, b, "quiet-approver", "th-quiet", "Book my flight")
 
 	procs.kill(t)
 	b = procs.start(t)
@@ -371,6 +372,16 @@ func TestRestartBetweenInterruptAndResume(t *testing.T) {
 	}
 	r2.wantAnswerOnce(t, agents.BookedAnswer(agents.BookingArgs()))
 
+	// An agent that does not echo the call's result: the bridge reports the
+	// approval it sent, in this process as in the one that raised the
+	// interrupt, and a replay after another SIGKILL is the same bytes.
+	quietResume := resumeBody("th-quiet", "run-2", quiet.ID, `{"approved":true}`, userMsg("u1", "Book my flight"))
+	r3 := b.post(t, "quiet-approver", quietResume)
+	r3.check(t, true)
+	wantOneResultBeforeText(t, r3, quiet.ToolCallID, `"approved":true`)
+	r3.wantAnswerOnce(t, agents.BookedAnswer(agents.BookingArgs()))
+	wantQuiet := dataLines(r3.body)
+
 	// Replaying the resume is answered from the journal: by this process,
 	// and by the next one after another SIGKILL.
 	want := dataLines(r.body)
@@ -382,6 +393,9 @@ func TestRestartBetweenInterruptAndResume(t *testing.T) {
 	b = procs.start(t)
 	if got := dataLines(b.post(t, "asker", replay).body); got != want {
 		t.Fatalf("replay after a second restart differs from the resumed run:\n%s\n---\n%s", want, got)
+	}
+	if got := dataLines(b.post(t, "quiet-approver", quietResume).body); got != wantQuiet {
+		t.Fatalf("quiet-approver replay after a restart differs:\n%s\n---\n%s", wantQuiet, got)
 	}
 }
 
