@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import { CLIENT_VERSIONS, evidence, loadClient, runScenario, withAuthorizeURL } from './lib/harness.mjs';
+import { CLIENT_VERSIONS, evidence, loadClient, runScenario, withAuthorizeURL, withCancelsURL } from './lib/harness.mjs';
 import { firstJSONLine, freePort, run, start, stopAll, tail, waitReady } from './lib/procs.mjs';
 import { bridgeAgents, scenarios } from './scenarios.mjs';
 
@@ -135,7 +135,7 @@ async function setup() {
   const base = `http://127.0.0.1:${port}`;
   await waitReady(`${base}/readyz`, bridge, 60_000, 'bridge');
   say(`bridge ready at ${base} (config ${rel(configFile)}, logs in ${rel(work)})`);
-  return { base, missing, configured: new Set(agents.map((a) => a.name)), goAgents };
+  return { base, missing, configured: new Set(agents.map((a) => a.name)), goAgents, jsAgents };
 }
 
 let passed = 0;
@@ -168,8 +168,10 @@ try {
       const url = `${env.base}/agents/${s.agent}`;
       let result;
       try {
-        // A sign-in row reaches its Go agent directly, at the URL the demo agents announced.
-        const row = s.resume?.authorize ? withAuthorizeURL(s, env.goAgents[s.resume.authorize.agent]?.url) : s;
+        // A sign-in row reaches its Go agent directly, at the URL the demo agents announced;
+        // a cancel row reads its agent's CancelTask log the same way.
+        let row = s.resume?.authorize ? withAuthorizeURL(s, env.goAgents[s.resume.authorize.agent]?.url) : s;
+        row = withCancelsURL(row, (env.goAgents[s.agent] ?? env.jsAgents[s.agent])?.url);
         result = await runScenario(row, v, url, runTimeoutMs);
       } catch (err) {
         result = { ok: false, problems: [`harness error: ${err?.stack ?? err}`], runs: [] };

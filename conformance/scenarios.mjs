@@ -30,6 +30,14 @@
 //                                  announcement) and needs 204 — when "before-resume" before
 //                                  run 2, when "during-resume" once GET /agents/<agent>/threads/
 //                                  <threadId> shows run 2 active. Run 2 must stay on that task.
+// cancel: {when}                   cancel the run while it streams (POST …/threads/<id>/cancel):
+//                                  when "mid-stream" after the first text chunk, when
+//                                  "before-first-event" once the bridge shows the run active
+//                                  but before the agent said anything. The run must end
+//                                  cancelled (1.0.0: cancelled outcome; older: RUN_ERROR
+//                                  "cancelled"), the agent must log exactly one CancelTask for
+//                                  the task (<agent base URL>cancels), the thread must be free
+//                                  with its task CANCELED, and a second cancel must send nothing.
 // clients: [...]                   restrict to these client generations (default: all three).
 // initialState: {...}              the HttpAgent's initialState (sent as RunAgentInput.state).
 // tools: [...]                     RunAgentInput.tools of every run (runAgent({tools})).
@@ -54,6 +62,11 @@
 // agent's text changes, change the row here.
 
 import {
+  JS_APPROVER_DENIED,
+  JS_APPROVER_QUESTION,
+  JS_APPROVER_TOOL,
+  jsBookedAnswer,
+  jsBookingArgs,
   JS_ASKER_QUESTION,
   JS_CHATTER_ANSWER,
   JS_FAILER_ERROR,
@@ -208,7 +221,8 @@ export const scenarios = [
     agent: 'approver',
     text: booking,
     expect: approvalExpect,
-    resume: { payload: { approved: false }, answer: go.approverDenied, toolResult: false },
+    // A denial is a result too: the bridge reports the decision it sent.
+    resume: { payload: { approved: false }, answer: go.approverDenied, toolResult: true, resultContains: '"approved":false' },
     clients: INTERRUPT_CLIENTS,
   },
   {
@@ -224,6 +238,12 @@ export const scenarios = [
     },
     clients: INTERRUPT_CLIENTS,
   },
+  // An agent that never echoes the call's result (as ADK agents do): the
+  // resumed run reports the decision the bridge sent, before the answer.
+  ...quietApproval('go-quiet-approver', 'quiet-approver', approvalExpect, go.bookingArgs(), go.bookedAnswer, go.approverDenied),
+  // Cancel while the agent streams, and before it has said anything.
+  { name: 'go-counter-cancel', agent: 'counter', text: 'Count for me', cancel: { when: 'mid-stream' } },
+  { name: 'go-latecomer-cancel', agent: 'latecomer', text: 'Count for me', cancel: { when: 'before-first-event' } },
   // Sign-in: the credential arrives out of band (POST <signin base>authorize?task=…,
   // standing in for an OAuth callback) and the agent finishes on its own stream,
   // which the bridge keeps following. after-oob: sign in, then resume — the
@@ -294,6 +314,16 @@ export const scenarios = [
     clients: INTERRUPT_CLIENTS,
   },
 
+  { name: 'js-counter-cancel', agent: 'js-counter', text: 'Count for me', cancel: { when: 'mid-stream' } },
+  ...quietApproval(
+    'js-quiet-approver',
+    'js-quiet-approver',
+    { interrupt: true, reason: 'tool_call', question: JS_APPROVER_QUESTION, tool: JS_APPROVER_TOOL, args: jsBookingArgs() },
+    jsBookingArgs(),
+    jsBookedAnswer,
+    JS_APPROVER_DENIED,
+  ),
+
   // @a2a-js/sdk 0.3.14 agents (A2A v0.3 JSON-RPC).
   { name: 'js03-streamer', agent: 'js03-streamer', text: story, expect: { answer: js03StreamerAnswer(story) } },
   { name: 'js03-asker', agent: 'js03-asker', text: weather, expect: jsAskerExpect },
@@ -306,6 +336,27 @@ export const scenarios = [
     clients: INTERRUPT_CLIENTS,
   },
 ];
+
+/**
+ * quietApproval is the approve, deny and edit rows of an agent that never
+ * echoes the call's result: each resumed run must hold exactly one
+ * TOOL_CALL_RESULT, before the answer, carrying the decision the bridge sent.
+ */
+function quietApproval(prefix, agent, expect, args, bookedAnswer, denied) {
+  const more = { ...args, passengers: 3 };
+  return [
+    ['approve', { approved: true }, bookedAnswer(args), '"approved":true'],
+    ['deny', { approved: false }, denied, '"approved":false'],
+    ['edit', { approved: true, editedArgs: more }, bookedAnswer(more), '"passengers":3'],
+  ].map(([what, payload, answer, resultContains]) => ({
+    name: `${prefix}-${what}`,
+    agent,
+    text: booking,
+    expect,
+    resume: { payload, answer, toolResult: true, resultContains },
+    clients: INTERRUPT_CLIENTS,
+  }));
+}
 
 /**
  * bridgeAgents lists the bridge config's agents from the two agent

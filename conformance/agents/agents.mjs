@@ -19,7 +19,7 @@ import {
   jsonRpcHandler as jsonRpcHandler03,
 } from 'a2a-sdk-0.3.14/server/express';
 
-import { AskerExecutor, ChatterExecutor, FailerExecutor, StreamerExecutor, card } from './v1.mjs';
+import { AskerExecutor, ChatterExecutor, CounterExecutor, FailerExecutor, QuietApproverExecutor, StreamerExecutor, card } from './v1.mjs';
 import { Asker03Executor, Streamer03Executor, card03 } from './v03.mjs';
 
 const HOST = '127.0.0.1';
@@ -31,6 +31,8 @@ const V1_JSONRPC = {
   'js-chatter': ['Answers only in status messages; the final one repeats the text (@a2a-js/sdk 1.3.0).', ChatterExecutor],
   'js-failer': ['Always fails (@a2a-js/sdk 1.3.0).', FailerExecutor],
   'js-asker': ['Asks "Which city?" and answers on the next turn (@a2a-js/sdk 1.3.0).', AskerExecutor],
+  'js-counter': ['Counts to 100, one chunk every 100ms; stops when cancelled (@a2a-js/sdk 1.3.0).', CounterExecutor],
+  'js-quiet-approver': ['Proposes a booking call, books once approved, never echoes the result (@a2a-js/sdk 1.3.0).', QuietApproverExecutor],
 };
 
 /** The v0.3 agents (@a2a-js/sdk 0.3.14, JSON-RPC). */
@@ -63,15 +65,18 @@ export async function startAgents() {
   const base = `http://${HOST}:${port}`;
   const agents = {};
 
-  const mountV1 = (name, agentCard, requestHandler) => {
+  // <base>/cancels lists the CancelTask calls the agent received: {taskIds: [...]}.
+  const mountV1 = (name, agentCard, requestHandler, executor) => {
     app.use(`/${name}/${CARD_PATH}`, agentCardHandler({ agentCardProvider: requestHandler }));
     app.use(`/${name}/a2a/jsonrpc`, jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
+    app.get(`/${name}/cancels`, (_req, res) => res.json({ taskIds: executor.cancels }));
     agents[name] = { url: `${base}/${name}/`, card: `${base}/${name}/${CARD_PATH}` };
   };
 
   for (const [name, [description, Executor]] of Object.entries(V1_JSONRPC)) {
     const c = card(name, description, [{ url: `${base}/${name}/a2a/jsonrpc`, protocolBinding: 'JSONRPC' }]);
-    mountV1(name, c, new DefaultRequestHandler(c, new InMemoryTaskStore(), new Executor()));
+    const executor = new Executor();
+    mountV1(name, c, new DefaultRequestHandler(c, new InMemoryTaskStore(), executor), executor);
   }
 
   // The streamer again, over gRPC: its own card (only a GRPC interface) under
@@ -82,12 +87,13 @@ export async function startAgents() {
   const grpcCard = card(grpcName, 'Streams its answer as text artifact chunks (@a2a-js/sdk 1.3.0, gRPC).', [
     { url: 'pending', protocolBinding: 'GRPC' },
   ]);
-  const grpcHandler = new DefaultRequestHandler(grpcCard, new InMemoryTaskStore(), new StreamerExecutor());
+  const grpcExecutor = new StreamerExecutor();
+  const grpcHandler = new DefaultRequestHandler(grpcCard, new InMemoryTaskStore(), grpcExecutor);
   const grpc = new GrpcServer();
   grpc.addService(A2AService, grpcService({ requestHandler: grpcHandler, userBuilder: UserBuilder.noAuthentication }));
   const grpcPort = await bindGrpc(grpc);
   grpcCard.supportedInterfaces[0].url = `${HOST}:${grpcPort}`;
-  mountV1(grpcName, grpcCard, grpcHandler);
+  mountV1(grpcName, grpcCard, grpcHandler, grpcExecutor);
   agents[grpcName].grpc = `${HOST}:${grpcPort}`;
 
   for (const [name, [description, Executor]] of Object.entries(V03)) {

@@ -14,6 +14,11 @@ import { ClientFactory as ClientFactory03 } from 'a2a-sdk-0.3.14/client';
 
 import { startAgents } from './agents.mjs';
 import {
+  JS_APPROVER_DENIED,
+  JS_APPROVER_QUESTION,
+  JS_APPROVER_TOOL,
+  jsBookedAnswer,
+  jsBookingArgs,
   JS_ASKER_QUESTION,
   JS_CHATTER_ANSWER,
   JS_FAILER_ERROR,
@@ -46,14 +51,14 @@ const RESUME_METADATA = { 'ag-ui': { interruptId: 'selfcheck-interrupt', status:
  * `input` is the user's text or {data} for a resume-style data part. statusData holds the
  * status messages' data parts as {value, mediaType, metadata}.
  */
-async function turnV1(client, input, ids = {}) {
+async function turnV1(client, input, ids = {}, onEvent = () => {}) {
   const resume = typeof input === 'object';
   const message = {
     messageId: randomUUID(),
     contextId: ids.contextId ?? '',
     taskId: ids.taskId ?? '',
     role: Role.ROLE_USER,
-    parts: [resume ? dataPart(input.data) : textPart(input)],
+    parts: [resume ? (input.part ?? dataPart(input.data)) : textPart(input)],
     metadata: resume ? RESUME_METADATA : undefined,
     extensions: [],
     referenceTaskIds: [],
@@ -93,8 +98,20 @@ async function turnV1(client, input, ids = {}) {
       default:
         out.events.push(`?${p?.$case}`);
     }
+    onEvent(p, out);
   }
   return out;
+}
+
+/** The function_response a bridge sends for a tool approval (ADK convention). */
+function functionResponsePart(id, name, response) {
+  return { content: { $case: 'data', value: { id, name, response } }, metadata: { adk_type: 'function_response' }, filename: '', mediaType: '' };
+}
+
+/** The agent's CancelTask log (agents.mjs serves it at <base>cancels). */
+async function cancelsOf(url) {
+  const res = await fetch(new URL('cancels', url));
+  return (await res.json()).taskIds;
 }
 
 /** One v0.3 turn, like turnV1 (v0.3 data parts have no mediaType). */
@@ -181,6 +198,38 @@ const checks = {
       const r2 = await turnV1(client, reply, { taskId: r1.taskId, contextId: r1.contextId });
       events.push(...r1.events, '|', ...r2.events, '||');
       ok &&= asked && r2.state === S.TASK_STATE_COMPLETED && r2.text === jsAskerAnswer(city);
+    }
+    return [{ events }, ok];
+  },
+  'js-counter': async (url) => {
+    const client = await factory.createFromUrl(url);
+    let cancel;
+    const r = await turnV1(client, 'count', {}, (p, out) => {
+      if (p?.$case === 'artifactUpdate' && !cancel) cancel = client.cancelTask({ tenant: '', id: out.taskId, metadata: undefined });
+    });
+    const cancelled = await cancel;
+    const log = await cancelsOf(url);
+    const ok = r.state === S.TASK_STATE_CANCELED && cancelled?.status?.state === S.TASK_STATE_CANCELED && log.length === 1 && log[0] === r.taskId;
+    return [{ events: [...r.events, `cancels ${JSON.stringify(log)}`] }, ok];
+  },
+  'js-quiet-approver': async (url) => {
+    const client = await factory.createFromUrl(url);
+    const events = [];
+    let ok = true;
+    for (const [response, answer] of [
+      [{ approved: true }, jsBookedAnswer(jsBookingArgs())],
+      [{ approved: false }, JS_APPROVER_DENIED],
+      [{ approved: true, args: { ...jsBookingArgs(), passengers: 3 } }, jsBookedAnswer({ ...jsBookingArgs(), passengers: 3 })],
+    ]) {
+      const r1 = await turnV1(client, 'Book me a flight');
+      const call = r1.statusData.find((d) => d.metadata?.adk_type === 'function_call')?.value;
+      const asked = r1.state === S.TASK_STATE_INPUT_REQUIRED && r1.statusTexts.at(-1) === JS_APPROVER_QUESTION && call?.name === JS_APPROVER_TOOL;
+      const part = functionResponsePart(call?.id, JS_APPROVER_TOOL, response);
+      const r2 = await turnV1(client, { part }, { taskId: r1.taskId, contextId: r1.contextId });
+      events.push(...r1.events, '|', ...r2.events, '||');
+      // It never echoes the call's result.
+      const echoed = r2.statusData.some((d) => d.metadata?.adk_type === 'function_response');
+      ok &&= asked && !echoed && r2.state === S.TASK_STATE_COMPLETED && r2.text === answer;
     }
     return [{ events }, ok];
   },

@@ -28,6 +28,24 @@ export function jsAskerAnswer(city) {
   return `JS forecast for ${city}: sunny.`;
 }
 
+/** js-counter: one chunk "<n> " every JS_COUNTER_TICK_MS, up to JS_COUNTER_COUNT. */
+export const JS_COUNTER_COUNT = 100;
+export const JS_COUNTER_TICK_MS = 100;
+
+/**
+ * js-quiet-approver: proposes booking_flight as an ADK long-running function
+ * call and answers the decision without echoing a function_response.
+ */
+export const JS_APPROVER_TOOL = 'book_flight';
+export const JS_APPROVER_QUESTION = 'JS agent: book LH123 to Lisbon for 2 passengers?';
+export const JS_APPROVER_DENIED = 'JS agent: nothing booked.';
+export function jsBookingArgs() {
+  return { flight: 'LH123', to: 'Lisbon', passengers: 2 };
+}
+export function jsBookedAnswer(args) {
+  return `JS agent booked ${args.flight} to ${args.to} for ${args.passengers} passengers.`;
+}
+
 /** js03-streamer: the v0.3 artifact streamer. */
 export function js03StreamerAnswer(userText) {
   return `v0.3 streamer heard: ${userText}. Chunks from an old SDK.`;

@@ -10,6 +10,13 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState } from 'a2a-sdk-1.3.0';
 import { AgentEvent } from 'a2a-sdk-1.3.0/server';
 import {
+  JS_APPROVER_DENIED,
+  JS_APPROVER_QUESTION,
+  JS_APPROVER_TOOL,
+  JS_COUNTER_COUNT,
+  JS_COUNTER_TICK_MS,
+  jsBookedAnswer,
+  jsBookingArgs,
   JS_ASKER_QUESTION,
   JS_CHATTER_ANSWER,
   JS_CHATTER_PIECES,
@@ -121,8 +128,8 @@ class Turn {
     );
   }
 
-  async pause() {
-    await sleep(TICK_MS);
+  async pause(ms = TICK_MS) {
+    await sleep(ms);
     if (this.stopped) {
       this.status(TaskState.TASK_STATE_CANCELED);
       return false;
@@ -131,11 +138,17 @@ class Turn {
   }
 }
 
-/** Base: remembers canceled tasks; the running execute() notices at its next pause. */
+/**
+ * Base: remembers canceled tasks; the running execute() notices at its next
+ * pause. `cancels` logs every CancelTask received, in order (served at
+ * <agent>/cancels so the suite can check that a cancel reached the agent once).
+ */
 class Base {
   cancelled = new Set();
+  cancels = [];
 
   cancelTask = async (taskId, bus) => {
+    this.cancels.push(taskId);
     this.cancelled.add(taskId);
   };
 
@@ -225,6 +238,79 @@ export class AskerExecutor extends Base {
       return;
     }
     turn.artifact(randomUUID(), 'forecast', jsAskerAnswer(city), false, true);
+    turn.status(TaskState.TASK_STATE_COMPLETED);
+  }
+}
+
+/**
+ * Counts slowly in one artifact, for cancel tests; CancelTask ends it.
+ *
+ *   Task{SUBMITTED} → Status{WORKING} → Artifact{append=false "1 "} → Artifact{append=true "2 "} …
+ *   (one every JS_COUNTER_TICK_MS) → Artifact{lastChunk=true "100 "} → Status{COMPLETED}
+ *   cancelled: … → Status{CANCELED}
+ */
+export class CounterExecutor extends Base {
+  async script(turn) {
+    turn.task();
+    turn.status(TaskState.TASK_STATE_WORKING);
+    const id = randomUUID();
+    for (let i = 1; i <= JS_COUNTER_COUNT; i++) {
+      if (!(await turn.pause(JS_COUNTER_TICK_MS))) return;
+      turn.artifact(id, 'count', `${i} `, i > 1, i === JS_COUNTER_COUNT);
+    }
+    turn.status(TaskState.TASK_STATE_COMPLETED);
+  }
+}
+
+/** An ADK long-running function call awaiting approval, as a v1 data part. */
+function functionCallPart(id, name, args) {
+  return {
+    content: { $case: 'data', value: { id, name, args } },
+    metadata: { adk_type: 'function_call', adk_is_long_running: true },
+    filename: '',
+    mediaType: '',
+  };
+}
+
+/** The decision on call `callId` in a function_response data part: {approved, args?} or undefined. */
+function decisionFrom(message, callId) {
+  for (const p of message?.parts ?? []) {
+    const c = p?.content;
+    if (c?.$case !== 'data' || p.metadata?.adk_type !== 'function_response') continue;
+    const v = c.value;
+    if (v?.id !== callId || v?.name !== JS_APPROVER_TOOL || typeof v.response?.approved !== 'boolean') continue;
+    return { approved: v.response.approved, args: v.response.args };
+  }
+  return undefined;
+}
+
+/**
+ * Books a flight once the user approves its proposed call, and — like most
+ * agents, ADK's among them — answers in text without echoing the call's
+ * result (no function_response of its own).
+ *
+ * First turn:  Task{SUBMITTED} → Status{WORKING} → Status{INPUT_REQUIRED, parts: text JS_APPROVER_QUESTION,
+ *              data {id: "call-book-<taskId>", name: "book_flight", args: jsBookingArgs()}
+ *              metadata {adk_type: "function_call", adk_is_long_running: true}}
+ * Follow-up with a function_response {id, name, response: {approved, args?}}:
+ *              Task{INPUT_REQUIRED} → Status{WORKING} → Artifact{"booking", append=false, lastChunk=true,
+ *              jsBookedAnswer(args) or JS_APPROVER_DENIED} → Status{COMPLETED}
+ * A follow-up without a decision asks again.
+ */
+export class QuietApproverExecutor extends Base {
+  async script(turn, rc) {
+    turn.task();
+    turn.status(TaskState.TASK_STATE_WORKING);
+    if (!(await turn.pause())) return;
+    const callId = `call-book-${rc.taskId}`;
+    const resuming = rc.task?.status?.state === TaskState.TASK_STATE_INPUT_REQUIRED;
+    const decision = resuming ? decisionFrom(rc.userMessage, callId) : undefined;
+    if (!decision) {
+      turn.status(TaskState.TASK_STATE_INPUT_REQUIRED, JS_APPROVER_QUESTION, [functionCallPart(callId, JS_APPROVER_TOOL, jsBookingArgs())]);
+      return;
+    }
+    const text = decision.approved ? jsBookedAnswer(decision.args && Object.keys(decision.args).length > 0 ? decision.args : jsBookingArgs()) : JS_APPROVER_DENIED;
+    turn.artifact(randomUUID(), 'booking', text, false, true);
     turn.status(TaskState.TASK_STATE_COMPLETED);
   }
 }

@@ -96,8 +96,9 @@ export function complaints(lines) {
 /**
  * runOnce performs one runAgent() on `agent` and records what happened.
  * Returns {resolved, error, timedOut, events, terminal, finished, consoleLines, exchanges, ms}.
+ * hooks.onEvent, if given, sees every event as the client applies it.
  */
-export async function runOnce(agent, params, timeoutMs) {
+export async function runOnce(agent, params, timeoutMs, hooks = {}) {
   const rec = {
     resolved: false,
     error: undefined,
@@ -113,6 +114,7 @@ export async function runOnce(agent, params, timeoutMs) {
   const subscriber = {
     onEvent: ({ event }) => {
       rec.events.push(event);
+      hooks.onEvent?.(event);
     },
     onRunErrorEvent: ({ event }) => {
       rec.terminal = { type: 'RUN_ERROR', code: event.code, message: event.message };
@@ -446,7 +448,14 @@ export function judge(expect, rec, messages, version, state) {
   if (rec.timedOut || rec.error) return p;
   const t = rec.terminal;
   const text = assistantText(messages);
-  if (expect.answer !== undefined) {
+  if (expect.cancelled) {
+    // 1.0 has the cancelled outcome; older clients get RUN_ERROR "cancelled".
+    if (version === '1.0.0') {
+      if (t?.type !== 'RUN_FINISHED' || t.outcome !== 'cancelled') p.push(`expected RUN_FINISHED with the cancelled outcome, got ${describeTerminal(t)}`);
+    } else if (t?.type !== 'RUN_ERROR' || t.code !== 'cancelled') {
+      p.push(`expected RUN_ERROR code "cancelled", got ${describeTerminal(t)}`);
+    }
+  } else if (expect.answer !== undefined) {
     if (t?.type !== 'RUN_FINISHED') p.push(`expected RUN_FINISHED, got ${describeTerminal(t)}`);
     else if (INTERRUPT_AWARE.has(version) && t.outcome !== 'success') p.push(`expected a success outcome, got ${describeTerminal(t)}`);
     const n = countOccurrences(text, expect.answer);
@@ -500,10 +509,11 @@ export async function newAgent(version, url, userText, initialState) {
 /**
  * resumeToolProblems checks the resumed run of a tool approval against the
  * tool_call interrupts it answered: no TOOL_CALL_START/ARGS/END/CHUNK again;
- * with `toolResult` true exactly one TOOL_CALL_RESULT per interrupted call, on
- * its toolCallId, containing `resultContains` if given, none for any other id,
- * and a tool message for it in the thread; with `toolResult` false (a denial)
- * no TOOL_CALL_RESULT at all.
+ * with `toolResult` true exactly one TOOL_CALL_RESULT per interrupted call (a
+ * denial is a result too), on its toolCallId, before the first text of the
+ * answer, containing `resultContains` if given, none for any other id, and
+ * exactly one tool message for it in the thread; with `toolResult` false no
+ * TOOL_CALL_RESULT at all.
  */
 function resumeToolProblems(r, rec, messages, answered) {
   const p = [];
@@ -515,16 +525,20 @@ function resumeToolProblems(r, rec, messages, answered) {
     if (results.length > 0) p.push(`TOOL_CALL_RESULT after a denial: ${JSON.stringify(results)}`);
     return p;
   }
+  const firstText = rec.events.findIndex((e) => e.type === 'TEXT_MESSAGE_START' || e.type === 'TEXT_MESSAGE_CHUNK');
   for (const id of ids) {
     const mine = results.filter((e) => e.toolCallId === id);
     if (mine.length !== 1) p.push(`${mine.length} TOOL_CALL_RESULT for toolCallId ${JSON.stringify(id)}, want 1`);
+    const at = rec.events.findIndex((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === id);
+    if (at >= 0 && firstText >= 0 && at > firstText) p.push(`TOOL_CALL_RESULT for ${JSON.stringify(id)} comes after the answer's text starts`);
     for (const e of mine) {
       const content = typeof e.content === 'string' ? e.content : JSON.stringify(e.content);
       if (r.resultContains && !content.includes(r.resultContains)) {
         p.push(`TOOL_CALL_RESULT content ${JSON.stringify(content)} does not contain ${JSON.stringify(r.resultContains)}`);
       }
     }
-    if (!messages.some((m) => m.role === 'tool' && m.toolCallId === id)) p.push(`no tool message for ${JSON.stringify(id)} in the thread`);
+    const toolMsgs = messages.filter((m) => m.role === 'tool' && m.toolCallId === id).length;
+    if (toolMsgs !== 1) p.push(`${toolMsgs} tool messages for ${JSON.stringify(id)} in the thread, want 1`);
   }
   const stray = results.filter((e) => !ids.includes(e.toolCallId));
   if (stray.length > 0) p.push(`TOOL_CALL_RESULT for unknown toolCallIds: ${stray.map((e) => e.toolCallId).join(', ')}`);
@@ -533,6 +547,7 @@ function resumeToolProblems(r, rec, messages, answered) {
 
 // The task state the bridge's key must show after a run, by expectation.
 const finalTaskState = (expect) => {
+  if (expect.cancelled) return ['canceled'];
   if (expect.interrupt) return ['input_required', 'auth_required'];
   if (expect.error === 'a2a_failed') return ['failed'];
   if (expect.error === 'a2a_rejected') return ['rejected'];
@@ -681,6 +696,7 @@ async function resumeAfterSignIn(authorize, agent, url, pending, resume, timeout
  */
 export async function runScenario(s, version, url, timeoutMs) {
   if (s.frontendTool) return runFrontendTool(s, version, url, timeoutMs);
+  if (s.cancel) return runCancel(s, version, url, timeoutMs);
   const agent = await newAgent(version, url, s.text, s.initialState);
   const runs = [];
   const first = await runOnce(agent, s.tools ? { tools: s.tools } : {}, timeoutMs);
@@ -712,6 +728,100 @@ export async function runScenario(s, version, url, timeoutMs) {
     if ((agent.pendingInterrupts ?? []).length > 0) problems.push(`resumed run: pendingInterrupts still ${JSON.stringify(agent.pendingInterrupts)}`);
   }
   return { ok: problems.length === 0, problems, runs, messages: agent.messages };
+}
+
+// ---- cancel of a running run ----
+
+const CANCEL_WHEN = ['mid-stream', 'before-first-event'];
+
+/**
+ * withCancelsURL gives a cancel row the URL of its agent's CancelTask log
+ * (`<agent base URL>cancels`, served by the Go demo agents and the JS
+ * agents), which the runner knows from the agents' announcements.
+ */
+export function withCancelsURL(s, agentBase) {
+  if (!s.cancel) return s;
+  if (!agentBase) throw new Error(`no base URL for agent ${JSON.stringify(s.agent)}, whose CancelTask log the row reads`);
+  return { ...s, cancel: { ...s.cancel, cancelsURL: new URL('cancels', agentBase).href } };
+}
+
+/** GET or POST `url` outside the fetch tap (no part of a run); resolves to {status, json} or {error}. */
+async function sideRequest(method, url, deadline) {
+  try {
+    const res = await realFetch(url, { method, signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) });
+    const text = await res.text();
+    let json;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, json, text };
+  } catch (err) {
+    return { error: String(err?.message ?? err) };
+  }
+}
+
+/**
+ * runCancel cancels a run while it streams, as a user pressing "stop" in a
+ * UI would: POST <agent URL>/threads/<threadId>/cancel — after the first
+ * text chunk (`cancel.when` "mid-stream") or once the bridge shows the run
+ * active but before the agent has said anything (`"before-first-event"`).
+ * The run must end cancelled (1.0.0: RUN_FINISHED with the cancelled
+ * outcome; older clients: RUN_ERROR "cancelled") with no client complaint;
+ * the cancel answer is 200 with cancel.requested (and waitingForTask when
+ * the task was not known yet); the thread view afterwards shows no active run
+ * and the task CANCELED; the agent's own log shows exactly one CancelTask for
+ * that task; a second cancel is answered 200, sends nothing, and the log
+ * still holds one.
+ *   s.cancel = {when, cancelsURL (withCancelsURL)}
+ */
+async function runCancel(s, version, url, timeoutMs) {
+  const c = s.cancel;
+  if (!CANCEL_WHEN.includes(c.when)) throw new Error(`cancel.when ${JSON.stringify(c.when)}, want one of ${CANCEL_WHEN.join(', ')}`);
+  if (!c.cancelsURL) throw new Error('cancel.cancelsURL missing (withCancelsURL)');
+  const agent = await newAgent(version, url, s.text, s.initialState);
+  const threadURL = `${url}/threads/${encodeURIComponent(agent.threadId)}`;
+  const deadline = Date.now() + timeoutMs;
+  const runId = randomUUID();
+  let answer;
+  const cancel = () => (answer ??= sideRequest('POST', `${threadURL}/cancel`, deadline));
+  let ended = false;
+  const hooks = c.when === 'mid-stream' ? { onEvent: (e) => e.type === 'TEXT_MESSAGE_CONTENT' && cancel() } : {};
+  const running = runOnce(agent, { runId }, timeoutMs, hooks).finally(() => {
+    ended = true;
+  });
+  const problems = [];
+  if (c.when === 'before-first-event') {
+    const waited = await waitActiveRun(threadURL, runId, () => ended, deadline);
+    problems.push(...waited);
+    if (waited.length === 0) cancel();
+  }
+  const rec = await running;
+  problems.push(...judge({ cancelled: true }, rec, agent.messages, version, agent.state));
+  problems.push(...bridgeStateProblems(s, { cancelled: true }, rec, agent.state));
+  if (!answer) return { ok: false, problems: [...problems, 'the run ended before the cancel was sent'], runs: [rec], messages: agent.messages };
+  const a = await answer;
+  const sent = a.json?.cancel;
+  if (a.status !== 200) problems.push(`cancel answered ${a.status ?? a.error}: ${oneLine(a.text ?? '')}`);
+  else if (sent?.requested !== true) problems.push(`cancel answer ${JSON.stringify(sent)}, want requested: true`);
+  else if (c.when === 'before-first-event' && sent.waitingForTask !== true) problems.push(`cancel answer ${JSON.stringify(sent)}, want waitingForTask: true (the agent had not named its task)`);
+  const view = await sideRequest('GET', threadURL, deadline);
+  const taskId = view.json?.task?.id;
+  if (view.status !== 200) problems.push(`GET ${threadURL}: ${view.status ?? view.error}`);
+  else {
+    if (view.json.activeRunId) problems.push(`the thread still has an active run: ${view.json.activeRunId}`);
+    if (view.json.task?.state !== 'TASK_STATE_CANCELED') problems.push(`the thread's task is ${JSON.stringify(view.json.task)}, want TASK_STATE_CANCELED`);
+  }
+  const received = async () => ((await sideRequest('GET', c.cancelsURL, deadline)).json?.taskIds ?? []).filter((id) => id === taskId).length;
+  const n = await received();
+  if (n !== 1) problems.push(`the agent received ${n} CancelTask for task ${taskId}, want 1`);
+  const again = await sideRequest('POST', `${threadURL}/cancel`, deadline);
+  if (again.status !== 200) problems.push(`a second cancel answered ${again.status ?? again.error}`);
+  else if (again.json?.cancel?.requested !== false) problems.push(`a second cancel after the end: ${JSON.stringify(again.json?.cancel)}, want requested: false`);
+  const m = await received();
+  if (m !== 1) problems.push(`after a second cancel the agent has received ${m} CancelTask for task ${taskId}, want still 1`);
+  return { ok: problems.length === 0, problems, runs: [rec], messages: agent.messages };
 }
 
 /** The events of a run as the server sent them (the data: lines of the SSE bodies). */
