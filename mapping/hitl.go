@@ -59,8 +59,8 @@ type ToolCallRef struct {
 // function_response — which the resumed run reports as the call's result
 // (see Options.SentResults).
 type SentToolResult struct {
-	Call     ToolCallRef
-	Response any
+	Call     ToolCallRef `json:"call"`
+	Response any         `json:"response"`
 }
 
 // PendingInterrupt is an interrupt the run ended with, with what the bridge
@@ -125,8 +125,11 @@ func (t *Translator) toolCall(out []agui.Event, callID, name string, args json.R
 	if parent == "" {
 		parent = t.id("toolcall-message", callID)
 	}
-	meta := map[string]any{ToolExecutionKey: "server"}
+	// The A2A call id rides along so that a translator taking the run over
+	// (resumeFrom) can match the call's later function_response.
+	meta := map[string]any{ToolExecutionKey: "server", MetadataKey: map[string]any{"callId": callID}}
 	out = t.emit(out, &agui.ToolCallStart{Base: agui.Base{Metadata: meta}, ToolCallID: ref.ToolCallID, ToolCallName: name, ParentMessageID: parent})
+	meta = map[string]any{ToolExecutionKey: "server"}
 	if len(args) > 0 {
 		out = t.emit(out, &agui.ToolCallArgs{Base: agui.Base{Metadata: meta}, ToolCallID: ref.ToolCallID, Delta: string(args)})
 	}
@@ -318,7 +321,8 @@ func (t *Translator) frontendToolCall(out []agui.Event, callID, name string, arg
 	if parent == "" {
 		parent = t.id("toolcall-message", callID)
 	}
-	out = t.emit(out, &agui.ToolCallStart{ToolCallID: ref.ToolCallID, ToolCallName: name, ParentMessageID: parent})
+	out = t.emit(out, &agui.ToolCallStart{Base: agui.Base{Metadata: map[string]any{MetadataKey: map[string]any{"callId": callID}}},
+		ToolCallID: ref.ToolCallID, ToolCallName: name, ParentMessageID: parent})
 	if len(args) > 0 {
 		out = t.emit(out, &agui.ToolCallArgs{ToolCallID: ref.ToolCallID, Delta: string(args)})
 	}

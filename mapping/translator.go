@@ -101,12 +101,25 @@ type Options struct {
 	// turn with a Task snapshot (@a2a-js/sdk) first repeat the interrupted
 	// state and earlier artifacts; that snapshot is history, not news.
 	ResumedTask a2a.TaskID
+	// EarlierArtifacts are the artifacts of the run's task that earlier
+	// runs showed: a Task snapshot (GetTask, SubscribeToTask) that repeats
+	// them shows nothing new.
+	EarlierArtifacts []a2a.ArtifactID
 	// SentResults are the answers the run's message carries for the
 	// agent's tool calls. Once the agent takes the message (its task moves
 	// on), each becomes TOOL_CALL_RESULT on the call's id before anything
 	// else the agent shows — unless the agent reports that call's result
 	// itself first, which is then shown instead.
 	SentResults []SentToolResult
+	// Prior are the events the run already wrote to its journal, when this
+	// translator takes the run over (a bridge restart, an instance that
+	// died): it continues the run where they end, without RUN_STARTED and
+	// without showing again what they show (see resumeFrom).
+	Prior []agui.Event
+	// Reconcile starts the run with a MESSAGES_SNAPSHOT of Input's
+	// messages: the client lacks some of the thread's conversation (its
+	// stream dropped while a run went on).
+	Reconcile bool
 }
 
 // Translator turns the A2A events of one run into AG-UI events. It is not
@@ -138,6 +151,8 @@ type Translator struct {
 	nonText map[a2a.ArtifactID]int
 
 	step string // open STEP_STARTED name, "" when none
+	// snapshot is set while the status of a Task is mapped.
+	snapshot bool
 
 	activityID string // status activity message id (activity policy)
 	reasoning  bool   // a reasoning span/message is open (reasoning policy)
@@ -163,6 +178,15 @@ type Translator struct {
 	// snapshot of a resumed task).
 	unreported []SentToolResult
 	taken      bool
+
+	// lastStatus is the latest status message mapped (id and text): a Task
+	// snapshot (GetTask, SubscribeToTask) repeats it.
+	lastStatus struct{ id, text string }
+	// prior is the text of the messages Options.Prior shows, by message
+	// id, until a stream of this run takes them over.
+	prior map[string]*priorText
+	// earlier are Options.EarlierArtifacts.
+	earlier map[a2a.ArtifactID]bool
 }
 
 // textStream is one AG-UI assistant message fed by one A2A source: an
@@ -203,8 +227,15 @@ func New(opt Options) *Translator {
 	if t.opt.MaxInlineBytes <= 0 {
 		t.opt.MaxInlineBytes = MaxInlineFileBytes
 	}
+	t.earlier = make(map[a2a.ArtifactID]bool, len(opt.EarlierArtifacts))
+	for _, id := range opt.EarlierArtifacts {
+		t.earlier[id] = true
+	}
 	t.stateVersion = opt.StateVersion
 	t.initView()
+	if len(opt.Prior) > 0 {
+		t.resumeFrom(opt.Prior)
+	}
 	return t
 }
 
@@ -235,7 +266,11 @@ func (t *Translator) Start() []agui.Event {
 	// Every run starts from the full state: the client's own keys as it
 	// sent them and the bridge's key as the bridge knows it, so a client
 	// that missed a delta is whole again.
-	return t.emitSnapshot(out)
+	out = t.emitSnapshot(out)
+	if t.opt.Reconcile {
+		out = t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
+	}
+	return out
 }
 
 // Translate maps one A2A event. After the run has ended it returns nothing.
@@ -261,7 +296,7 @@ func (t *Translator) Translate(ev a2a.Event) []agui.Event {
 		}
 		t.learn(e.TaskID, e.ContextID)
 		t.taken = true
-		out = t.onStatus(out, e.Status.State, e.Status.Message)
+		out = t.onStatus(out, e.Status.State, e.Status.Message, false)
 	case *a2a.ArtifactUpdate:
 		if e == nil || e.Artifact == nil {
 			return out
@@ -334,12 +369,41 @@ func (t *Translator) rememberShown(task *a2a.Task) {
 	t.learn(task.ID, task.ContextID)
 	for _, art := range task.Artifacts {
 		if art != nil {
-			s := t.newStream("artifact:" + string(art.ID))
-			s.shown.WriteString(partsText(art.Parts))
-			s.ended = true
-			t.nonText[art.ID] = len(nonTextOnly(art.Parts))
+			t.remember(art)
 		}
 	}
+}
+
+// remember records an artifact as shown in full by an earlier run.
+func (t *Translator) remember(art *a2a.Artifact) {
+	s := t.newStream("artifact:" + string(art.ID))
+	s.shown.WriteString(partsText(art.Parts))
+	s.ended = true
+	t.nonText[art.ID] = len(nonTextOnly(art.Parts))
+	t.earlier[art.ID] = true
+}
+
+// ShownArtifacts are the artifacts of the run's task shown by this run or
+// earlier ones (Options.EarlierArtifacts for the next run on the task).
+func (t *Translator) ShownArtifacts() []a2a.ArtifactID {
+	seen := map[a2a.ArtifactID]bool{}
+	var out []a2a.ArtifactID
+	add := func(id a2a.ArtifactID) {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	for _, id := range t.opt.EarlierArtifacts {
+		add(id)
+	}
+	for _, s := range t.streamOrder {
+		if id, ok := strings.CutPrefix(s.key, "artifact:"); ok {
+			id, _, _ = strings.Cut(id, "#")
+			add(a2a.ArtifactID(id))
+		}
+	}
+	return out
 }
 
 func (t *Translator) onTask(out []agui.Event, task *a2a.Task) []agui.Event {
@@ -353,14 +417,26 @@ func (t *Translator) onTask(out []agui.Event, task *a2a.Task) []agui.Event {
 			out = t.onSnapshotArtifact(out, art)
 		}
 	}
-	return t.onStatus(out, task.Status.State, task.Status.Message)
+	return t.onStatus(out, task.Status.State, task.Status.Message, true)
 }
 
-func (t *Translator) onStatus(out []agui.Event, state a2a.TaskState, msg *a2a.Message) []agui.Event {
+// onStatus maps a task state and its message. snapshot says they come from
+// a Task, which repeats the latest status message: the very message mapped
+// last only moves the state.
+func (t *Translator) onStatus(out []agui.Event, state a2a.TaskState, msg *a2a.Message, snapshot bool) []agui.Event {
 	if msg != nil && msg.Role == a2a.RoleUser {
 		// An echo of the user's own message is not agent output.
 		msg = nil
 	}
+	if msg != nil {
+		text := messageText(msg)
+		if snapshot && msg.ID == t.lastStatus.id && text == t.lastStatus.text && !a2a.IsInterrupted(state) && !a2a.IsTerminal(state) {
+			msg = nil
+		} else {
+			t.lastStatus.id, t.lastStatus.text = msg.ID, text
+		}
+	}
+	t.snapshot = snapshot
 	prev := t.state
 	if state != "" {
 		t.state = state
@@ -435,15 +511,30 @@ func (t *Translator) statusText(out []agui.Event, msg *a2a.Message, role statusR
 		return out
 	}
 	if t.status == nil {
+		t.status = t.stream("status:" + string(t.taskID))
+	}
+	if t.status == nil {
 		t.status = t.newStream("status:" + string(t.taskID))
 	}
 	s := t.status
 	if t.repeatsOther(s, text) {
 		return out
 	}
+	if t.snapshot && role == statusProgress && strings.HasSuffix(normalize(s.text.String()), normalize(text)) {
+		// A snapshot repeating the last progress text (its id unknown to a
+		// translator that took the run over).
+		return out
+	}
 	delta := s.deltaFor(text)
 	if delta == "" {
 		return out
+	}
+	if so := s.text.String(); t.opt.StatusText != StatusAsMessage && len(text) > len(so) && strings.HasSuffix(text, so) {
+		// Text kept off screen can still be corrected: a message that
+		// restates all of it with more in front (a cumulative message after
+		// a translator took the run over mid-way) replaces it.
+		s.text.Reset()
+		delta = text
 	}
 	s.text.WriteString(delta)
 	if t.opt.StatusText == StatusAsMessage {
@@ -487,7 +578,7 @@ func (t *Translator) answerFromStatus(out []agui.Event) []agui.Event {
 
 func (t *Translator) onArtifact(out []agui.Event, art *a2a.Artifact, appendParts, last bool) []agui.Event {
 	source := "artifact:" + string(art.ID)
-	s := t.current[source]
+	s := t.stream(source)
 	if s != nil && (!appendParts || s.ended) {
 		// AG-UI content is append-only: a replacement, or parts after the
 		// last chunk, become a new message.
@@ -495,8 +586,7 @@ func (t *Translator) onArtifact(out []agui.Event, art *a2a.Artifact, appendParts
 		s = nil
 	}
 	if s == nil {
-		s = t.newStream(source)
-		s.holding = true
+		s = t.heldStream(source)
 	}
 	out = t.artifactParts(out, s, art, appendParts, t.nonText[art.ID])
 	if last {
@@ -509,7 +599,11 @@ func (t *Translator) onArtifact(out []agui.Event, art *a2a.Artifact, appendParts
 // holds beyond what was already streamed.
 func (t *Translator) onSnapshotArtifact(out []agui.Event, art *a2a.Artifact) []agui.Event {
 	source := "artifact:" + string(art.ID)
-	s := t.current[source]
+	s := t.stream(source)
+	if s == nil && t.earlier[art.ID] {
+		t.remember(art)
+		return out
+	}
 	full := partsText(art.Parts)
 	if s != nil {
 		seen := s.shown.String() + s.held
@@ -524,12 +618,18 @@ func (t *Translator) onSnapshotArtifact(out []agui.Event, art *a2a.Artifact) []a
 			out = t.artifactText(out, s, full)
 		}
 	} else {
-		s = t.newStream(source)
-		s.holding = true
+		s = t.heldStream(source)
 		out = t.artifactText(out, s, full)
 	}
 	out = t.artifactParts(out, s, &a2a.Artifact{ID: art.ID, Parts: nonTextOnly(art.Parts)}, false, t.nonText[art.ID])
-	return t.endStream(out, s)
+	// A snapshot shows the artifact as it is now, not that it is complete:
+	// the message closes (other sources may write next) but a later append
+	// (SubscribeToTask goes on after its snapshot) continues it, and text
+	// withheld as a possible repeat stays withheld until the artifact ends.
+	if s.open {
+		out = t.closeText(out)
+	}
+	return out
 }
 
 // artifactParts maps an artifact update's parts in order: text feeds the
@@ -629,8 +729,7 @@ func (t *Translator) onMessage(out []agui.Event, msg *a2a.Message) []agui.Event 
 	if msg.Role == a2a.RoleUser {
 		return out
 	}
-	s := t.newStream("message:" + msg.ID)
-	s.holding = true
+	s := t.heldStream("message:" + msg.ID)
 	for _, p := range msg.Parts {
 		if p == nil {
 			continue
@@ -936,6 +1035,11 @@ func (t *Translator) prefixOfOther(self *textStream, text string) bool {
 			return true
 		}
 	}
+	for _, p := range t.prior {
+		if strings.HasPrefix(normalize(p.text), n) {
+			return true
+		}
+	}
 	return false
 }
 
@@ -948,6 +1052,11 @@ func (t *Translator) repeatsOther(self *textStream, text string) bool {
 	}
 	for _, s := range t.streamOrder {
 		if s != self && normalize(s.shown.String()) == n {
+			return true
+		}
+	}
+	for _, p := range t.prior {
+		if normalize(p.text) == n {
 			return true
 		}
 	}

@@ -47,6 +47,8 @@ type scriptOptions struct {
 	SentResult json.RawMessage `json:"sentResult"`
 	// Results is how many TOOL_CALL_RESULT events the run must hold.
 	Results int `json:"results"`
+	// Earlier are artifacts of the task shown by earlier runs.
+	Earlier []a2a.ArtifactID `json:"earlier"`
 }
 
 func readScript(t *testing.T, path string) (scriptOptions, []a2a.Event) {
@@ -132,6 +134,19 @@ func TestGolden(t *testing.T) {
 }
 
 func translateAll(opts scriptOptions, events []a2a.Event) []agui.Event {
+	tr := New(scriptTranslatorOptions(opts))
+	out := tr.Start()
+	for _, ev := range events {
+		out = append(out, tr.Translate(ev)...)
+	}
+	if !tr.Done() {
+		out = append(out, tr.Fail("a2a_incomplete", "the script ended before the task did")...)
+	}
+	return out
+}
+
+// scriptTranslatorOptions are the translator's options for a script.
+func scriptTranslatorOptions(opts scriptOptions) Options {
 	o := Options{ThreadID: "thread-1", RunID: "run-1", Agent: "demo", V1: opts.V1,
 		StatusText: StatusTextPolicy(opts.StatusText), Now: fakeClock()}
 	if opts.KnownToolCall {
@@ -162,15 +177,8 @@ func translateAll(opts scriptOptions, events []a2a.Event) []agui.Event {
 		}
 		o.SentResults = []SentToolResult{{Call: o.KnownToolCalls[0], Response: response}}
 	}
-	tr := New(o)
-	out := tr.Start()
-	for _, ev := range events {
-		out = append(out, tr.Translate(ev)...)
-	}
-	if !tr.Done() {
-		out = append(out, tr.Fail("a2a_incomplete", "the script ended before the task did")...)
-	}
-	return out
+	o.EarlierArtifacts = opts.Earlier
+	return o
 }
 
 // verifyAll checks the stream against the verifier of each client
