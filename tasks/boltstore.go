@@ -14,21 +14,19 @@ import (
 
 	"go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
-
-	"github.com/a2a-agui-bridge/bridge/agui"
-	"github.com/a2a-agui-bridge/bridge/mapping"
 )
 
 // BoltStore is the embedded backend: one bbolt file that survives
 // restarts. Every write is one bbolt transaction, fsynced on commit, so a
 // crash leaves either all of a PutThread or Append or none of it.
 //
-// The file holds three top-level buckets:
+// The file holds four top-level buckets:
 //
-//	meta:    "format" → boltFormat
-//	threads: agent + "\x00" + threadID → JSON boltThread
-//	journal: agent + "\x00" + threadID → bucket of
-//	         8-byte big-endian seq → JSON boltEntry
+//	meta:       "format" → boltFormat
+//	threads:    agent + "\x00" + threadID → the Thread's JSON
+//	journal:    agent + "\x00" + threadID → bucket of
+//	            8-byte big-endian seq → entry (see encodeEntry)
+//	interrupts: interrupt id → agent + "\x00" + threadID
 //
 // Agent names never contain NUL (config allows [a-z0-9_-]), so the key is
 // unambiguous whatever the thread id holds. Big-endian seqs sort in
@@ -73,39 +71,56 @@ var (
 	keyFormat        = []byte("format")
 )
 
-// boltThread is a Thread as stored: its JSON names are the file format,
-// independent of Go field names.
-type boltThread struct {
-	Agent          string                     `json:"agent"`
-	ThreadID       string                     `json:"threadId"`
-	ContextID      string                     `json:"contextId,omitempty"`
-	TaskID         string                     `json:"taskId,omitempty"`
-	TaskState      string                     `json:"taskState,omitempty"`
-	SeenMessageIDs []string                   `json:"seenMessageIds,omitempty"`
-	ActiveRunID    string                     `json:"activeRunId,omitempty"`
-	ActiveSince    time.Time                  `json:"activeSince,omitzero"`
-	Owner          string                     `json:"owner,omitempty"`
-	ActiveTaskID   string                     `json:"activeTaskId,omitempty"`
-	CancelReq      bool                       `json:"cancelRequested,omitempty"`
-	Messages       []agui.Message             `json:"messages,omitempty"`
-	State          json.RawMessage            `json:"state,omitempty"`
-	Interrupts     []mapping.PendingInterrupt `json:"interrupts,omitempty"`
-	Resolved       []ResolvedInterrupt        `json:"resolved,omitempty"`
-	ActiveResolved []ResolvedInterrupt        `json:"activeResolved,omitempty"`
-	ToolCalls      []mapping.ToolCallRef      `json:"toolCalls,omitempty"`
-	FrontendCalls  []mapping.ToolCallRef      `json:"frontendCalls,omitempty"`
-	StateVersion   int64                      `json:"stateVersion,omitempty"`
-	Version        int64                      `json:"version"`
-	UpdatedAt      time.Time                  `json:"updatedAt,omitzero"`
+// Journal entries are stored compactly, since every streamed chunk is
+// one: a format byte (entryBinary), a flags byte (bit 0: terminal), the run
+// id as a uvarint length and its bytes, then the event's bytes as written to
+// clients. Entries written by earlier builds are a JSON object
+// {"runId","terminal","event"} (event base64), told apart by their first
+// byte ('{'), and still read.
+const (
+	entryBinary   = 0x01
+	entryTerminal = 0x01
+)
+
+func encodeEntry(e Entry) []byte {
+	b := make([]byte, 0, 2+binary.MaxVarintLen64+len(e.RunID)+len(e.Event))
+	var flags byte
+	if e.Terminal {
+		flags |= entryTerminal
+	}
+	b = append(b, entryBinary, flags)
+	b = binary.AppendUvarint(b, uint64(len(e.RunID)))
+	b = append(b, e.RunID...)
+	return append(b, e.Event...)
 }
 
-// boltEntry is an Entry as stored (its Seq is the key). Event is []byte,
-// not json.RawMessage, so its bytes come back exactly: encoding/json would
-// compact a RawMessage.
-type boltEntry struct {
-	RunID    string `json:"runId"`
-	Terminal bool   `json:"terminal,omitempty"`
-	Event    []byte `json:"event"`
+// decodeEntry decodes a stored entry, copying out of v (which may point
+// into bbolt's mmap).
+func decodeEntry(v []byte) (Entry, error) {
+	if len(v) > 0 && v[0] == '{' {
+		var legacy struct {
+			RunID    string `json:"runId"`
+			Terminal bool   `json:"terminal"`
+			Event    []byte `json:"event"`
+		}
+		if err := json.Unmarshal(v, &legacy); err != nil {
+			return Entry{}, err
+		}
+		return Entry{RunID: legacy.RunID, Terminal: legacy.Terminal, Event: legacy.Event}, nil
+	}
+	if len(v) < 2 || v[0] != entryBinary {
+		return Entry{}, fmt.Errorf("unknown entry format %x", v[:min(len(v), 2)])
+	}
+	n, k := binary.Uvarint(v[2:])
+	if k <= 0 || uint64(len(v)-2-k) < n {
+		return Entry{}, errors.New("truncated entry")
+	}
+	rest := v[2+k:]
+	return Entry{
+		RunID:    string(rest[:n]),
+		Terminal: v[1]&entryTerminal != 0,
+		Event:    append([]byte(nil), rest[n:]...),
+	}, nil
 }
 
 // OpenBoltStore opens the store file at path, creating it (mode 0600) and
@@ -204,80 +219,46 @@ func (s *BoltStore) GetThread(ctx context.Context, key ThreadKey) (*Thread, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var rec *boltThread
+	var th *Thread
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		v := tx.Bucket(bucketThreads).Get(boltKey(key))
 		if v == nil {
 			return nil
 		}
-		rec = new(boltThread)
-		return json.Unmarshal(v, rec) // copies out of the mmap before the tx ends
+		th = new(Thread)
+		return json.Unmarshal(v, th) // copies out of the mmap before the tx ends
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tasks: get thread %s: %w", key, err)
 	}
-	if rec == nil {
+	if th == nil {
 		return nil, ErrNotFound
 	}
-	return &Thread{
-		Key:             ThreadKey{Agent: rec.Agent, ThreadID: rec.ThreadID},
-		ContextID:       rec.ContextID,
-		TaskID:          rec.TaskID,
-		TaskState:       rec.TaskState,
-		SeenMessageIDs:  rec.SeenMessageIDs,
-		ActiveRunID:     rec.ActiveRunID,
-		ActiveSince:     rec.ActiveSince,
-		Owner:           rec.Owner,
-		ActiveTaskID:    rec.ActiveTaskID,
-		CancelRequested: rec.CancelReq,
-		Messages:        rec.Messages,
-		State:           rec.State,
-		Interrupts:      rec.Interrupts,
-		Resolved:        rec.Resolved,
-		ActiveResolved:  rec.ActiveResolved,
-		ToolCalls:       rec.ToolCalls,
-		FrontendCalls:   rec.FrontendCalls,
-		StateVersion:    rec.StateVersion,
-		Version:         rec.Version,
-		UpdatedAt:       rec.UpdatedAt,
-	}, nil
+	th.Key = key
+	return th, nil
 }
 
 // PutThread implements Store.
 func (s *BoltStore) PutThread(ctx context.Context, th *Thread) (int64, error) {
+	return s.PutThreadAndAppend(ctx, th)
+}
+
+// PutThreadAndAppend implements Store: one bbolt transaction.
+func (s *BoltStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries ...Entry) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
 	// The new version is known before the transaction (it succeeds only
 	// if the stored one is th.Version), so encode outside bbolt's single
 	// writer lock.
-	next := th.Version + 1
-	v, err := json.Marshal(boltThread{
-		Agent:          th.Key.Agent,
-		ThreadID:       th.Key.ThreadID,
-		ContextID:      th.ContextID,
-		TaskID:         th.TaskID,
-		TaskState:      th.TaskState,
-		SeenMessageIDs: th.SeenMessageIDs,
-		ActiveRunID:    th.ActiveRunID,
-		ActiveSince:    th.ActiveSince,
-		Owner:          th.Owner,
-		ActiveTaskID:   th.ActiveTaskID,
-		CancelReq:      th.CancelRequested,
-		Messages:       th.Messages,
-		State:          th.State,
-		Interrupts:     th.Interrupts,
-		Resolved:       th.Resolved,
-		ActiveResolved: th.ActiveResolved,
-		ToolCalls:      th.ToolCalls,
-		FrontendCalls:  th.FrontendCalls,
-		StateVersion:   th.StateVersion,
-		Version:        next,
-		UpdatedAt:      time.Now(),
-	})
+	rec := *th
+	rec.Version = th.Version + 1
+	rec.UpdatedAt = time.Now()
+	v, err := json.Marshal(&rec)
 	if err != nil {
 		return 0, fmt.Errorf("tasks: put thread %s: %w", th.Key, err)
 	}
+	vals := encodeEntries(entries)
 	k := boltKey(th.Key)
 	err = s.db.Update(func(tx *bbolt.Tx) error {
 		threads := tx.Bucket(bucketThreads)
@@ -288,7 +269,11 @@ func (s *BoltStore) PutThread(ctx context.Context, th *Thread) (int64, error) {
 		if cur != th.Version {
 			return ErrConflict
 		}
-		return threads.Put(k, v)
+		if err := threads.Put(k, v); err != nil {
+			return err
+		}
+		_, err = appendIn(tx, k, vals)
+		return err
 	})
 	if errors.Is(err, ErrConflict) {
 		return 0, ErrConflict
@@ -296,7 +281,42 @@ func (s *BoltStore) PutThread(ctx context.Context, th *Thread) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("tasks: put thread %s: %w", th.Key, err)
 	}
-	return next, nil
+	if len(entries) > 0 {
+		s.notify(th.Key)
+	}
+	return rec.Version, nil
+}
+
+// ActiveThreads implements Store. It reads every thread record, which is
+// what a bridge does once at start.
+func (s *BoltStore) ActiveThreads(ctx context.Context) ([]ThreadKey, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []ThreadKey
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketThreads).ForEach(func(k, v []byte) error {
+			var rec struct {
+				ActiveRunID string `json:"activeRunId"`
+			}
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("decode thread %q: %w", k, err)
+			}
+			if rec.ActiveRunID == "" {
+				return nil
+			}
+			agent, thread, ok := strings.Cut(string(k), "\x00")
+			if !ok {
+				return fmt.Errorf("malformed thread key %q", k)
+			}
+			out = append(out, ThreadKey{Agent: agent, ThreadID: thread})
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tasks: active threads: %w", err)
+	}
+	return out, nil
 }
 
 // DeleteThread implements Store.
@@ -336,41 +356,49 @@ func (s *BoltStore) Append(ctx context.Context, key ThreadKey, entries ...Entry)
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	vals := make([][]byte, len(entries))
-	for i, e := range entries {
-		v, err := json.Marshal(boltEntry{RunID: e.RunID, Terminal: e.Terminal, Event: e.Event})
-		if err != nil {
-			return 0, fmt.Errorf("tasks: append to journal %s: %w", key, err)
-		}
-		vals[i] = v
-	}
+	vals := encodeEntries(entries)
 	var last int64
 	err := s.db.Update(func(tx *bbolt.Tx) error {
-		j, err := tx.Bucket(bucketJournal).CreateBucketIfNotExists(boltKey(key))
-		if err != nil {
-			return err
-		}
-		// Keys only ever grow, so fill pages completely instead of leaving
-		// room for inserts that never come.
-		j.FillPercent = 1
-		seq, err := lastSeqIn(j)
-		if err != nil {
-			return err
-		}
-		for _, v := range vals {
-			seq++
-			if err := j.Put(seqKey(seq), v); err != nil {
-				return err
-			}
-		}
-		last = seq
-		return nil
+		var err error
+		last, err = appendIn(tx, boltKey(key), vals)
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("tasks: append to journal %s: %w", key, err)
 	}
 	s.notify(key) // after the commit, so a woken Wait finds the entries
 	return last, nil
+}
+
+func encodeEntries(entries []Entry) [][]byte {
+	vals := make([][]byte, len(entries))
+	for i, e := range entries {
+		vals[i] = encodeEntry(e)
+	}
+	return vals
+}
+
+// appendIn appends encoded entries to the journal of k in tx and returns
+// the last seq.
+func appendIn(tx *bbolt.Tx, k []byte, vals [][]byte) (int64, error) {
+	j, err := tx.Bucket(bucketJournal).CreateBucketIfNotExists(k)
+	if err != nil {
+		return 0, err
+	}
+	// Keys only ever grow, so fill pages completely instead of leaving
+	// room for inserts that never come.
+	j.FillPercent = 1
+	seq, err := lastSeqIn(j)
+	if err != nil {
+		return 0, err
+	}
+	for _, v := range vals {
+		seq++
+		if err := j.Put(seqKey(seq), v); err != nil {
+			return 0, err
+		}
+	}
+	return seq, nil
 }
 
 // Read implements Store.
@@ -395,17 +423,12 @@ func (s *BoltStore) Read(ctx context.Context, key ThreadKey, after int64, limit 
 			if len(k) != 8 {
 				return fmt.Errorf("journal key %x is not an 8-byte seq", k)
 			}
-			var rec boltEntry
-			// Unmarshal copies: nothing returned points into the mmap.
-			if err := json.Unmarshal(v, &rec); err != nil {
+			e, err := decodeEntry(v) // copies: nothing returned points into the mmap
+			if err != nil {
 				return fmt.Errorf("decode entry %x: %w", k, err)
 			}
-			out = append(out, Entry{
-				Seq:      int64(binary.BigEndian.Uint64(k)),
-				RunID:    rec.RunID,
-				Event:    rec.Event,
-				Terminal: rec.Terminal,
-			})
+			e.Seq = int64(binary.BigEndian.Uint64(k))
+			out = append(out, e)
 		}
 		return nil
 	})

@@ -41,7 +41,14 @@ type driver struct {
 	// continueTask is the task a message continues (one waiting for the
 	// client's tool results); "" starts a new task in the context.
 	continueTask a2a.TaskID
-	log          *slog.Logger
+	// reconcile: the client lacks part of the thread's conversation; the
+	// run starts with a MESSAGES_SNAPSHOT of it.
+	reconcile bool
+	// prior is set when this driver takes over a run whose driver is gone
+	// (a restart): the run's journaled events, which it continues.
+	prior    []agui.Event
+	takeover bool
+	log      *slog.Logger
 
 	tr      *mapping.Translator
 	guard   *agui.Guard
@@ -75,6 +82,25 @@ type driver struct {
 	// waited for before the thread is released.
 	taskNoted bool
 	bg        sync.WaitGroup
+
+	// suspended is set when the bridge shut down under the run: the thread
+	// keeps it as active, for the next process to take over, and in-process
+	// readers get shutdownTail instead of a journaled terminal event.
+	suspended    bool
+	shutdownTail []agui.Envelope
+}
+
+func newDriver(s *Service, spec *AgentSpec, th *Thread, in *agui.RunAgentInput) *driver {
+	return &driver{svc: s, spec: spec, thread: th, in: in, accepted: make(chan error, 1), done: make(chan struct{})}
+}
+
+// tail is what in-process readers get after the journal when the run was
+// suspended by a shutdown: the events closing what is open and
+// RUN_ERROR{code:"server_shutdown"}, none of them journaled.
+func (d *driver) tail() []agui.Envelope {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.shutdownTail
 }
 
 // accept tells a still-waiting StartRun that the agent answered.
@@ -122,23 +148,29 @@ func (d *driver) stopWaiting() (decided bool, err error) {
 func (d *driver) setup() {
 	d.log = d.svc.log.With("agent", d.spec.Name, "thread_id", d.in.ThreadID, "run_id", d.in.RunID)
 	d.tr = mapping.New(mapping.Options{
-		ThreadID:       d.in.ThreadID,
-		RunID:          d.in.RunID,
-		Agent:          d.spec.Name,
-		V1:             d.in.IsV1(),
-		StatusText:     d.spec.StatusText,
-		Now:            func() int64 { return time.Now().UnixMilli() },
-		Input:          d.in,
-		InterruptTTL:   d.spec.InterruptTTL,
-		KnownToolCalls: d.thread.ToolCalls,
-		ResumedTask:    d.resumedTask(),
-		SentResults:    d.sentResults(),
-		StateKey:       d.spec.StateKey,
-		PreviousView:   viewIn(d.thread.State, d.spec.StateKey),
-		StateVersion:   d.thread.StateVersion,
-		MaxInlineBytes: d.spec.MaxInlineBytes,
+		ThreadID:         d.in.ThreadID,
+		RunID:            d.in.RunID,
+		Agent:            d.spec.Name,
+		V1:               d.in.IsV1(),
+		StatusText:       d.spec.StatusText,
+		Now:              func() int64 { return time.Now().UnixMilli() },
+		Input:            d.in,
+		InterruptTTL:     d.spec.InterruptTTL,
+		KnownToolCalls:   d.thread.ToolCalls,
+		ResumedTask:      d.resumedTask(),
+		SentResults:      d.sentResults(),
+		EarlierArtifacts: d.earlierArtifacts(),
+		Prior:            d.prior,
+		Reconcile:        d.reconcile,
+		StateKey:         d.spec.StateKey,
+		PreviousView:     viewIn(d.thread.State, d.spec.StateKey),
+		StateVersion:     d.thread.StateVersion,
+		MaxInlineBytes:   d.spec.MaxInlineBytes,
 	})
 	d.guard = agui.NewGuard(d.in.IsV1())
+	for _, e := range d.prior {
+		_ = d.guard.Check(e) // what the journal holds is what clients hold
+	}
 	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.log)
 }
 
@@ -179,25 +211,53 @@ func (d *driver) resumedTask() a2a.TaskID {
 // sentResults are the tool-call answers this run sends the agent; a resume
 // that cancels the task sends none.
 func (d *driver) sentResults() []mapping.SentToolResult {
+	if d.takeover {
+		return d.thread.ActiveResults
+	}
 	if d.resume == nil || d.resume.cancel {
 		return nil
 	}
 	return d.resume.results
 }
 
+// earlierArtifacts are the artifacts of the thread's current task shown by
+// earlier runs, when this run continues that task.
+func (d *driver) earlierArtifacts() []a2a.ArtifactID {
+	task := d.thread.ActiveTaskID
+	if d.resume != nil {
+		task = string(d.resume.taskID)
+	}
+	if task == "" || task != d.thread.TaskID {
+		return nil
+	}
+	out := make([]a2a.ArtifactID, len(d.thread.TaskArtifacts))
+	for i, id := range d.thread.TaskArtifacts {
+		out[i] = a2a.ArtifactID(id)
+	}
+	return out
+}
+
 func (d *driver) nothingToDo() {
 	defer d.svc.wg.Done()
 	defer close(d.done)
-	defer d.svc.unregister(d)
+	defer d.unregister()
 	d.setup()
 	defer d.journal.close()
 	d.emit(d.tr.Complete()) // releases the thread before RUN_FINISHED
 }
 
+// unregister drops the driver from the service's registry, unless the run
+// was suspended: its readers still ask it for the shutdown notice.
+func (d *driver) unregister() {
+	if !d.suspended {
+		d.svc.unregister(d)
+	}
+}
+
 func (d *driver) drive() {
 	defer d.svc.wg.Done()
 	defer close(d.done)
-	defer d.svc.unregister(d)
+	defer d.unregister()
 	d.setup()
 	defer d.journal.close()
 	ctx, cancel := context.WithCancelCause(d.svc.ctx)
@@ -221,6 +281,10 @@ func (d *driver) drive() {
 		d.finish()
 	}()
 
+	if d.takeover {
+		d.reattach(ctx)
+		return
+	}
 	if d.resume != nil && d.resume.cancel {
 		d.cancelInterrupted(ctx)
 		return
@@ -596,7 +660,7 @@ func (d *driver) end(ctx context.Context, err error) {
 		d.cancelTask()
 		d.emit(d.tr.Fail("a2a_timeout", fmt.Sprintf("agent %q: %v; the A2A task was cancelled", d.spec.Name, cause)))
 	case errors.Is(cause, errShutdown):
-		d.emit(d.tr.Fail("bridge_shutdown", "the bridge is restarting; the agent's task continues and the next run on this thread picks it up"))
+		d.suspend()
 	default:
 		info := a2a.Classify(err)
 		d.emit(d.tr.Fail(info.Code, fmt.Sprintf("agent %q: %s", d.spec.Name, info.Message)))
@@ -618,9 +682,10 @@ func (d *driver) cancelTask() {
 // emit checks events against the client's verifier and appends them to the
 // journal. An event the verifier would reject is a bridge bug: the run ends
 // with RUN_ERROR instead of sending the client something it cannot read.
-// The thread is released before the terminal event is written, so a client
-// that starts its next run the moment it reads RUN_FINISHED is not refused
-// as busy.
+// The terminal event is journaled in the same store write that releases
+// the thread: a client that starts its next run the moment it reads
+// RUN_FINISHED is not refused as busy, and a crash cannot leave a released
+// thread without its run's end or an ended run holding its thread.
 func (d *driver) emit(events []agui.Event) {
 	if len(events) == 0 {
 		return
@@ -649,18 +714,37 @@ func (d *driver) emit(events []agui.Event) {
 	if n := len(entries); n > 0 && entries[n-1].Terminal {
 		d.journal.add(entries[:n-1])
 		d.journal.flush()
-		d.finalize()
-		d.journal.add(entries[n-1:])
-		d.journal.flush()
+		d.finalize(entries[n-1])
 		return
 	}
 	d.journal.add(entries)
 }
 
+// suspend leaves the run to the next bridge process: what it produced is
+// journaled, the thread keeps it as active (with its task), and readers in
+// this process get the shutdown notice instead of a terminal event.
+func (d *driver) suspend() {
+	d.journal.flush()
+	var tail []agui.Envelope
+	for _, e := range d.tr.Fail(CodeServerShutdown, "the bridge is shutting down; the agent's task goes on and this run continues after the restart: read it at /agents/{name}/threads/{threadId}/events after the last id you saw") {
+		if d.guard.Check(e) != nil {
+			continue
+		}
+		if b, err := agui.Marshal(e); err == nil {
+			tail = append(tail, agui.Envelope{ThreadID: d.in.ThreadID, RunID: d.in.RunID, Event: b})
+		}
+	}
+	d.mu.Lock()
+	d.suspended = true
+	d.shutdownTail = tail
+	d.mu.Unlock()
+	d.log.Info("run suspended by the shutdown; the next start takes it over", "task_id", d.tr.TaskID())
+}
+
 // finish makes sure the run ended and the thread was released.
 func (d *driver) finish() {
-	if d.rejected {
-		return // released when the failure went back to StartRun
+	if d.rejected || d.suspended {
+		return // released when the failure went back to StartRun, or left to the next process
 	}
 	if !d.tr.Done() {
 		d.emit(d.tr.Fail("internal", "the run ended unexpectedly"))
@@ -668,8 +752,9 @@ func (d *driver) finish() {
 	d.finalize()
 }
 
-// finalize records what the run learned and frees the thread, once.
-func (d *driver) finalize() {
+// finalize records what the run learned and frees the thread, once,
+// journaling the run's terminal event in the same write.
+func (d *driver) finalize(terminal ...Entry) {
 	if d.released {
 		return
 	}
@@ -683,12 +768,20 @@ func (d *driver) finalize() {
 		}
 		cancel()
 	}
-	d.svc.release(d.thread, func(th *Thread) {
+	released := d.svc.release(d.thread, func(th *Thread) {
 		if c := d.tr.ContextID(); c != "" {
 			th.ContextID = c
 		}
 		if id := d.tr.TaskID(); id != "" {
+			if string(id) != th.TaskID {
+				th.TaskArtifacts = nil
+			}
 			th.TaskID = string(id)
+			for _, a := range d.tr.ShownArtifacts() {
+				if !slices.Contains(th.TaskArtifacts, string(a)) {
+					th.TaskArtifacts = append(th.TaskArtifacts, string(a))
+				}
+			}
 		}
 		if st := d.tr.TaskState(); st != "" {
 			th.TaskState = string(st)
@@ -717,5 +810,10 @@ func (d *driver) finalize() {
 		if d.sentInput {
 			th.SeenMessageIDs = appendSeen(th.SeenMessageIDs, d.newIDs)
 		}
-	})
+	}, terminal...)
+	if !released && len(terminal) > 0 {
+		// The store refused the release: readers still need the run's end.
+		d.journal.add(terminal)
+		d.journal.flush()
+	}
 }

@@ -6,6 +6,10 @@ import (
 	"net/http"
 )
 
+// CodeServerShutdown is the RUN_ERROR code of a stream the bridge ends
+// because it is shutting down; the run itself goes on after the restart.
+const CodeServerShutdown = "server_shutdown"
+
 // Sentinels for the failures a caller may want to tell apart with errors.Is.
 var (
 	ErrUnknownAgent = errors.New("unknown agent")

@@ -52,6 +52,23 @@ func (m *MemoryStore) GetThread(_ context.Context, key ThreadKey) (*Thread, erro
 func (m *MemoryStore) PutThread(_ context.Context, th *Thread) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.put(th)
+}
+
+// PutThreadAndAppend implements Store.
+func (m *MemoryStore) PutThreadAndAppend(_ context.Context, th *Thread, entries ...Entry) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, err := m.put(th)
+	if err != nil {
+		return 0, err
+	}
+	m.append(th.Key, entries)
+	return v, nil
+}
+
+// put stores th under its version check; m.mu is held.
+func (m *MemoryStore) put(th *Thread) (int64, error) {
 	t := m.thread(th.Key)
 	var current int64
 	if t.rec != nil {
@@ -65,6 +82,19 @@ func (m *MemoryStore) PutThread(_ context.Context, th *Thread) (int64, error) {
 	rec.UpdatedAt = time.Now()
 	t.rec = rec
 	return rec.Version, nil
+}
+
+// ActiveThreads implements Store.
+func (m *MemoryStore) ActiveThreads(context.Context) ([]ThreadKey, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []ThreadKey
+	for k, t := range m.threads {
+		if t.rec != nil && t.rec.ActiveRunID != "" {
+			out = append(out, k)
+		}
+	}
+	return out, nil
 }
 
 // DeleteThread implements Store.
@@ -86,6 +116,11 @@ func (m *MemoryStore) DeleteThread(_ context.Context, key ThreadKey, version int
 func (m *MemoryStore) Append(_ context.Context, key ThreadKey, entries ...Entry) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	return m.append(key, entries), nil
+}
+
+// append numbers and stores entries; m.mu is held.
+func (m *MemoryStore) append(key ThreadKey, entries []Entry) int64 {
 	t := m.thread(key)
 	seq := int64(len(t.journal))
 	for _, e := range entries {
@@ -98,7 +133,7 @@ func (m *MemoryStore) Append(_ context.Context, key ThreadKey, entries ...Entry)
 		close(t.changed)
 		t.changed = make(chan struct{})
 	}
-	return seq, nil
+	return seq
 }
 
 // Read implements Store.

@@ -48,7 +48,7 @@ func TestFailureRacingTheFirstEventWait(t *testing.T) {
 			if err != nil {
 				break
 			}
-			e, _ := agui.Decode(b)
+			e, _ := agui.Decode(b.Event)
 			terminal = e != nil && (e.Type() == agui.EventRunError || e.Type() == agui.EventRunFinished)
 		}
 		cancel()

@@ -289,7 +289,7 @@ func rawEvents(t *testing.T, run *Run) [][]byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, append([]byte(nil), b...))
+		out = append(out, append([]byte(nil), b.Event...))
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -28,6 +29,9 @@ type Agent interface {
 	Send(ctx context.Context, msg *a2a.Message, returnImmediately bool) (a2a.Event, error)
 	GetTask(ctx context.Context, id a2a.TaskID) (*a2a.Task, error)
 	CancelTask(ctx context.Context, id a2a.TaskID) (*a2a.Task, error)
+	// Subscribe reattaches to a running task; its first event is a Task
+	// snapshot.
+	Subscribe(ctx context.Context, id a2a.TaskID) iter.Seq2[a2a.Event, error]
 }
 
 // AgentSpec is one configured agent and its run policy.
@@ -177,99 +181,6 @@ func (s *Service) Close(ctx context.Context) error {
 // HasAgent reports whether name is a configured agent.
 func (s *Service) HasAgent(name string) bool { return s.agents[name] != nil }
 
-// Run is a started run whose events can be read.
-type Run struct {
-	Key   ThreadKey
-	RunID string
-	store Store
-	after int64
-	// fixed holds the whole stream of a run answered without the agent
-	// or the journal (a rejected resume).
-	fixed [][]byte
-	// done is closed when the run's driver in this process has ended
-	// (nil when the run is not driven here).
-	done <-chan struct{}
-}
-
-// ErrRunLost means a run ended without its terminal event reaching the
-// journal (the store kept failing); readers get it instead of waiting.
-var ErrRunLost = errors.New("the run ended but its last events could not be stored")
-
-// Events yields the run's encoded AG-UI events from its first to its
-// terminal one, waiting for new ones as they are produced. It ends early
-// with ctx's error when ctx ends.
-func (r *Run) Events(ctx context.Context) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		if r.fixed != nil {
-			for _, b := range r.fixed {
-				if !yield(b, nil) {
-					return
-				}
-			}
-			return
-		}
-		after := r.after
-		for {
-			entries, err := r.store.Read(ctx, r.Key, after, 256)
-			if err != nil {
-				yield(nil, err)
-				return
-			}
-			for _, e := range entries {
-				after = e.Seq
-				if e.RunID != r.RunID {
-					continue
-				}
-				if !yield(e.Event, nil) || e.Terminal {
-					return
-				}
-			}
-			if len(entries) > 0 {
-				continue
-			}
-			if ended(r.done) {
-				// The driver is gone and everything it stored was read.
-				yield(nil, ErrRunLost)
-				return
-			}
-			if err := r.wait(ctx, after); err != nil && ctx.Err() != nil {
-				yield(nil, err)
-				return
-			}
-		}
-	}
-}
-
-// wait blocks until the journal grows past after, ctx ends, or the run's
-// driver ends.
-func (r *Run) wait(ctx context.Context, after int64) error {
-	if r.done == nil {
-		return r.store.Wait(ctx, r.Key, after)
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-r.done:
-			cancel()
-		case <-wctx.Done():
-		}
-	}()
-	return r.store.Wait(wctx, r.Key, after)
-}
-
-func ended(done <-chan struct{}) bool {
-	if done == nil {
-		return false
-	}
-	select {
-	case <-done:
-		return true
-	default:
-		return false
-	}
-}
-
 // StartRun validates the request against the thread, claims the thread,
 // sends the user's new messages to the agent and returns once the agent has
 // answered (or FirstEventWait passed). Errors before that point are *Error
@@ -315,7 +226,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		// An identical replay of the resume being run is answered by
 		// tailing that run rather than refused.
 		if rp := activeReplay(current, in); rp != nil {
-			return &Run{Key: key, RunID: rp.runID, store: s.store, after: rp.after}, nil
+			return &Run{Key: key, RunID: rp.runID, svc: s, after: rp.after, driver: s.driving(key, rp.runID)}, nil
 		}
 		return nil, threadBusy(key, current.ActiveRunID)
 	}
@@ -324,8 +235,13 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	case rej != nil:
 		return rejectedRun(key, in, rej), nil
 	case rp != nil:
-		return &Run{Key: key, RunID: rp.runID, store: s.store, after: rp.after}, nil
+		return &Run{Key: key, RunID: rp.runID, svc: s, after: rp.after}, nil
 	}
+	// A client that missed what happened on the thread since it last read
+	// (its stream dropped while the run went on) gets the conversation the
+	// bridge holds, reconciled with what it sends now.
+	reconcile := false
+	in.Messages, reconcile = reconciled(current.Messages, in.Messages)
 	// Results of the client's own tools go back to the task that asked for
 	// them, with any new user text.
 	var continueTask a2a.TaskID
@@ -352,17 +268,20 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		}
 		answering = plan.resolved
 	}
-	activeTask := continueTask
+	claim := claimed{runID: in.RunID, after: after, answering: answering, task: continueTask}
 	if plan != nil {
-		activeTask = plan.taskID
+		claim.task, claim.results = plan.taskID, plan.results
 	}
-	th, err := s.claim(ctx, current, in.RunID, answering, activeTask)
+	if claim.input, err = json.Marshal(in); err != nil {
+		return nil, &Error{Status: http.StatusBadRequest, Code: "invalid_input", Message: "the request cannot be recorded", Err: err}
+	}
+	th, err := s.claim(ctx, current, claim)
 	if err != nil {
 		return nil, err
 	}
-	d := &driver{svc: s, spec: spec, thread: th, in: in, parts: parts, newIDs: newIDs,
-		resume: plan, continueTask: continueTask, accepted: make(chan error, 1), done: make(chan struct{})}
-	run := &Run{Key: key, RunID: in.RunID, store: s.store, after: after, done: d.done}
+	d := newDriver(s, spec, th, in)
+	d.parts, d.newIDs, d.resume, d.continueTask, d.reconcile = parts, newIDs, plan, continueTask, reconcile
+	run := &Run{Key: key, RunID: in.RunID, svc: s, after: after, driver: d}
 
 	if len(parts) == 0 && (plan == nil || !plan.cancel) {
 		// Nothing new to say to the agent (a client re-running a thread
@@ -401,17 +320,29 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	return run, nil
 }
 
-// claim marks th (as read) as running runID, or fails with thread_busy
-// when another request claimed it since. task is the A2A task the run
-// continues, when it continues one.
-func (s *Service) claim(ctx context.Context, th *Thread, runID string, answering []ResolvedInterrupt, task a2a.TaskID) (*Thread, error) {
+// claimed is what a run records on its thread when it starts.
+type claimed struct {
+	runID     string
+	after     int64 // the journal's last seq: the run's events follow it
+	input     json.RawMessage
+	answering []ResolvedInterrupt
+	results   []mapping.SentToolResult
+	task      a2a.TaskID // the task the run continues, when it continues one
+}
+
+// claim marks th (as read) as running c.runID, or fails with thread_busy
+// when another request claimed it since.
+func (s *Service) claim(ctx context.Context, th *Thread, c claimed) (*Thread, error) {
 	th = th.Clone()
-	th.ActiveRunID = runID
-	th.ActiveTaskID = string(task)
-	th.CancelRequested = false
-	th.ActiveResolved = answering
+	th.clearActive()
+	th.ActiveRunID = c.runID
 	th.ActiveSince = time.Now()
 	th.Owner = s.instance
+	th.ActiveAfter = c.after
+	th.ActiveInput = c.input
+	th.ActiveResults = c.results
+	th.ActiveResolved = c.answering
+	th.ActiveTaskID = string(c.task)
 	v, err := s.store.PutThread(ctx, th)
 	if errors.Is(err, ErrConflict) {
 		return nil, threadBusy(th.Key, "another run")
@@ -457,51 +388,84 @@ func rejectedRun(key ThreadKey, in *agui.RunAgentInput, rej *rejection) *Run {
 	if in.IsV1() {
 		started.ProtocolVersion = "1.0"
 	}
-	var fixed [][]byte
+	var fixed []agui.Envelope
 	for _, e := range []agui.Event{started, &agui.RunError{Message: rej.message, Code: rej.code}} {
 		agui.BaseOf(e).Timestamp = time.Now().UnixMilli()
 		b, _ := agui.Marshal(e)
-		fixed = append(fixed, b)
+		fixed = append(fixed, agui.Envelope{ThreadID: key.ThreadID, RunID: in.RunID, Event: b})
 	}
 	return &Run{Key: key, RunID: in.RunID, fixed: fixed}
 }
 
-// release ends the thread's active run. update, when non-nil, records what
-// the run learned. A brand-new thread whose run never reached the agent is
-// deleted again, so a rejected request leaves nothing behind.
-func (s *Service) release(th *Thread, update func(*Thread)) {
+// reconciled merges the conversation the bridge holds for a thread with the
+// messages a run request carries. When the request lacks messages the
+// thread has (a client whose stream dropped while its run went on), the
+// result is the thread's conversation followed by what is new in the
+// request, and reconcile is true: the run starts with a MESSAGES_SNAPSHOT
+// of it.
+func reconciled(thread, request []agui.Message) ([]agui.Message, bool) {
+	have := make(map[string]bool, len(request))
+	for _, m := range request {
+		have[m.ID] = true
+	}
+	missing := false
+	inThread := make(map[string]bool, len(thread))
+	for _, m := range thread {
+		inThread[m.ID] = true
+		if !have[m.ID] {
+			missing = true
+		}
+	}
+	if !missing {
+		return request, false
+	}
+	out := append([]agui.Message(nil), thread...)
+	for _, m := range request {
+		if !inThread[m.ID] {
+			out = append(out, m)
+		}
+	}
+	return out, true
+}
+
+// release ends the thread's active run, journaling entries (the run's
+// terminal event) in the same write. update, when non-nil, records what the
+// run learned. A brand-new thread whose run never reached the agent is
+// deleted again, so a rejected request leaves nothing behind. It reports
+// whether the entries were journaled.
+func (s *Service) release(th *Thread, update func(*Thread), entries ...Entry) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 10*time.Second)
 	defer cancel()
-	for attempt := 0; attempt < 5; attempt++ {
+	for attempt := 0; attempt < 10; attempt++ {
 		cur, err := s.store.GetThread(ctx, th.Key)
 		if err != nil {
 			s.log.Error("release thread", "thread_id", th.Key.ThreadID, "agent", th.Key.Agent, "err", err)
-			return
+			return false
 		}
 		if cur.ActiveRunID != th.ActiveRunID {
-			return
+			return false
 		}
-		if update == nil && cur.Version == 1 {
+		if update == nil && cur.Version == 1 && len(entries) == 0 {
 			if err := s.store.DeleteThread(ctx, th.Key, cur.Version); err == nil || !errors.Is(err, ErrConflict) {
-				return
+				return true
 			}
 			continue
 		}
-		cur.ActiveRunID = ""
-		cur.ActiveSince = time.Time{}
-		cur.ActiveResolved = nil
-		cur.ActiveTaskID = ""
-		cur.CancelRequested = false
+		cur.clearActive()
 		if update != nil {
 			update(cur)
 		}
-		if _, err := s.store.PutThread(ctx, cur); !errors.Is(err, ErrConflict) {
-			if err != nil {
-				s.log.Error("release thread", "thread_id", th.Key.ThreadID, "agent", th.Key.Agent, "err", err)
-			}
-			return
+		_, err = s.store.PutThreadAndAppend(ctx, cur, entries...)
+		if errors.Is(err, ErrConflict) {
+			continue
 		}
+		if err != nil {
+			s.log.Error("release thread", "thread_id", th.Key.ThreadID, "agent", th.Key.Agent, "err", err)
+			return false
+		}
+		return true
 	}
+	return false
 }
 
 // register records d as the run this process drives on its thread, until

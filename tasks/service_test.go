@@ -41,6 +41,8 @@ type scriptedAgent struct {
 	after   []scripted
 	// cancelErr is what CancelTask fails with.
 	cancelErr error
+	// subscribe is what Subscribe yields (TaskNotFound when empty).
+	subscribe []scripted
 	// extension makes the card declare the bridge's A2A extension.
 	extension bool
 
@@ -126,6 +128,20 @@ func (s *scriptedAgent) GetTask(ctx context.Context, _ a2a.TaskID) (*a2a.Task, e
 	return s.tasks[i], nil
 }
 
+func (s *scriptedAgent) Subscribe(ctx context.Context, id a2a.TaskID) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		if len(s.subscribe) == 0 {
+			yield(nil, a2a.ErrTaskNotFound)
+			return
+		}
+		for _, e := range s.subscribe {
+			if !yield(e.ev, e.err) || e.err != nil {
+				return
+			}
+		}
+	}
+}
+
 func (s *scriptedAgent) CancelTask(_ context.Context, id a2a.TaskID) (*a2a.Task, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -180,7 +196,7 @@ func collect(t *testing.T, run *Run) []agui.Event {
 		if err != nil {
 			t.Fatal(err)
 		}
-		e, err := agui.Decode(b)
+		e, err := agui.Decode(b.Event)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -401,8 +417,20 @@ func TestShutdownCutsRunsWithRunError(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	_ = svc.Close(ctx)
-	if e := lastError(t, collect(t, run)); e.Code != "bridge_shutdown" {
+	if e := lastError(t, collect(t, run)); e.Code != CodeServerShutdown {
 		t.Fatalf("code %q", e.Code)
+	}
+	// The notice is not journaled: the run stays in progress for the next
+	// process to take over.
+	th, err := store.GetThread(t.Context(), run.Key)
+	if err != nil || th.ActiveRunID != "r1" {
+		t.Fatalf("thread after shutdown: %+v %v", th, err)
+	}
+	entries, _ := store.Read(t.Context(), run.Key, 0, 100)
+	for _, e := range entries {
+		if e.Terminal {
+			t.Fatalf("a terminal event was journaled: %s", e.Event)
+		}
 	}
 	if _, err := svc.StartRun(t.Context(), "a", input("th2", "r1")); !errors.Is(err, ErrShuttingDown) {
 		t.Fatalf("after Close: %v", err)
@@ -413,12 +441,26 @@ func TestShutdownCutsRunsWithRunError(t *testing.T) {
 type failingTerminalStore struct{ *MemoryStore }
 
 func (f failingTerminalStore) Append(ctx context.Context, key ThreadKey, entries ...Entry) (int64, error) {
-	for _, e := range entries {
-		if e.Terminal {
-			return 0, errors.New("disk full")
-		}
+	if hasTerminal(entries) {
+		return 0, errors.New("disk full")
 	}
 	return f.MemoryStore.Append(ctx, key, entries...)
+}
+
+func (f failingTerminalStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries ...Entry) (int64, error) {
+	if hasTerminal(entries) {
+		return 0, errors.New("disk full")
+	}
+	return f.MemoryStore.PutThreadAndAppend(ctx, th, entries...)
+}
+
+func hasTerminal(entries []Entry) bool {
+	for _, e := range entries {
+		if e.Terminal {
+			return true
+		}
+	}
+	return false
 }
 
 // TestLostTerminalDoesNotHang: readers of a run whose terminal event could

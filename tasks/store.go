@@ -28,58 +28,89 @@ type ThreadKey struct {
 
 func (k ThreadKey) String() string { return k.Agent + "/" + k.ThreadID }
 
-// Thread is the bridge's record of one AG-UI thread.
+// Thread is the bridge's record of one AG-UI thread. Its JSON form (the
+// tags) is what durable stores keep: the names are the storage format,
+// independent of Go field names. The key is not in it: every store files
+// a thread under its key.
 type Thread struct {
-	Key ThreadKey
+	Key ThreadKey `json:"-"`
 	// ContextID is the A2A context, learned from the agent's first reply
 	// and never invented.
-	ContextID string
+	ContextID string `json:"contextId,omitempty"`
 	// TaskID and TaskState are the thread's current A2A task.
-	TaskID    string
-	TaskState string
+	TaskID    string `json:"taskId,omitempty"`
+	TaskState string `json:"taskState,omitempty"`
+	// TaskArtifacts are the artifacts of TaskID that runs showed, so a run
+	// that continues the task does not show them again when a Task
+	// snapshot repeats them.
+	TaskArtifacts []string `json:"taskArtifacts,omitempty"`
 	// SeenMessageIDs are the AG-UI user message ids already sent to the
 	// agent, so a run sends only what the agent has not seen.
-	SeenMessageIDs []string
+	SeenMessageIDs []string `json:"seenMessageIds,omitempty"`
+
 	// ActiveRunID is the run in progress ("" when none): one active run
 	// per thread.
-	ActiveRunID string
+	ActiveRunID string `json:"activeRunId,omitempty"`
 	// ActiveSince is when the active run started.
-	ActiveSince time.Time
+	ActiveSince time.Time `json:"activeSince,omitzero"`
 	// Owner is the bridge instance running the active run. An embedded
 	// store has one writer, so a run owned by an earlier process is dead.
-	Owner string
+	Owner string `json:"owner,omitempty"`
+	// ActiveAfter is the journal's last sequence number when the active
+	// run started: its events follow it.
+	ActiveAfter int64 `json:"activeAfter,omitempty"`
+	// ActiveInput is the active run's request (RunAgentInput JSON) and
+	// ActiveResults the tool-call answers its message carries, so a bridge
+	// that takes the run over (after a restart) translates it as the run
+	// began.
+	ActiveInput   json.RawMessage          `json:"activeInput,omitempty"`
+	ActiveResults []mapping.SentToolResult `json:"activeResults,omitempty"`
 	// ActiveTaskID is the A2A task the active run follows, once known: set
 	// when the run starts if it continues a task, else as soon as the agent
 	// names it. A cancel request reaches the task through it.
-	ActiveTaskID string
+	ActiveTaskID string `json:"activeTaskId,omitempty"`
 	// CancelRequested says a cancel of the active run was asked for: a
 	// second request sends nothing more, and a run whose task was not known
 	// yet cancels it the moment the agent names it.
-	CancelRequested bool
+	CancelRequested bool `json:"cancelRequested,omitempty"`
+	// ActiveResolved are the interrupts the active run is answering.
+	ActiveResolved []ResolvedInterrupt `json:"activeResolved,omitempty"`
+
 	// Messages is the conversation after the last run (the client's
 	// messages with their ids, then the bridge's), and State the shared
 	// state: the thread snapshot route serves them.
-	Messages []agui.Message
-	State    json.RawMessage
+	Messages []agui.Message  `json:"messages,omitempty"`
+	State    json.RawMessage `json:"state,omitempty"`
 	// Interrupts are pending: the next run must resume every one.
-	Interrupts []mapping.PendingInterrupt
+	Interrupts []mapping.PendingInterrupt `json:"interrupts,omitempty"`
 	// Resolved remembers answered interrupts, so an identical replay of a
-	// resume is answered from the journal instead of reaching the agent;
-	// ActiveResolved are those the active run is answering.
-	Resolved       []ResolvedInterrupt
-	ActiveResolved []ResolvedInterrupt
+	// resume is answered from the journal instead of reaching the agent.
+	Resolved []ResolvedInterrupt `json:"resolved,omitempty"`
 	// ToolCalls are the server tool calls shown on this thread, so a later
 	// run reports their results on the original tool call ids.
-	ToolCalls []mapping.ToolCallRef
+	ToolCalls []mapping.ToolCallRef `json:"toolCalls,omitempty"`
 	// FrontendCalls are calls to the client's own tools the last run left
 	// pending: the next run's tool messages answer them on the same task.
-	FrontendCalls []mapping.ToolCallRef
+	FrontendCalls []mapping.ToolCallRef `json:"frontendCalls,omitempty"`
 	// StateVersion counts the shared-state changes sent on this thread.
-	StateVersion int64
+	StateVersion int64 `json:"stateVersion,omitempty"`
 	// Version is the optimistic-concurrency version: 0 for a thread not
 	// yet stored, then incremented by every successful Put.
-	Version   int64
-	UpdatedAt time.Time
+	Version   int64     `json:"version"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+}
+
+// clearActive ends the thread's active run in the record.
+func (t *Thread) clearActive() {
+	t.ActiveRunID = ""
+	t.ActiveSince = time.Time{}
+	t.Owner = ""
+	t.ActiveAfter = 0
+	t.ActiveInput = nil
+	t.ActiveResults = nil
+	t.ActiveTaskID = ""
+	t.CancelRequested = false
+	t.ActiveResolved = nil
 }
 
 // ResolvedInterrupt is an interrupt a resume run answered.
@@ -101,6 +132,9 @@ const maxResolved = 64
 // stored data. Elements are values the bridge never mutates in place.
 func (t *Thread) Clone() *Thread {
 	c := *t
+	c.TaskArtifacts = append([]string(nil), t.TaskArtifacts...)
+	c.ActiveInput = append(json.RawMessage(nil), t.ActiveInput...)
+	c.ActiveResults = append([]mapping.SentToolResult(nil), t.ActiveResults...)
 	c.SeenMessageIDs = append([]string(nil), t.SeenMessageIDs...)
 	c.Messages = append([]agui.Message(nil), t.Messages...)
 	c.State = append(json.RawMessage(nil), t.State...)
@@ -132,6 +166,13 @@ type Store interface {
 	// "must not exist yet") and returns the new version; otherwise
 	// ErrConflict and nothing is written.
 	PutThread(ctx context.Context, th *Thread) (int64, error)
+	// PutThreadAndAppend does PutThread and Append as one atomic write:
+	// both or neither. A run ends with it (the thread released and the
+	// terminal event journaled together), so a crash cannot leave one
+	// without the other.
+	PutThreadAndAppend(ctx context.Context, th *Thread, entries ...Entry) (int64, error)
+	// ActiveThreads lists the threads whose record has an active run.
+	ActiveThreads(ctx context.Context) ([]ThreadKey, error)
 	// DeleteThread removes the thread if its version is still version
 	// (else ErrConflict); its journal stays.
 	DeleteThread(ctx context.Context, key ThreadKey, version int64) error

@@ -47,6 +47,9 @@ func Run(t *testing.T, open func(t *testing.T) tasks.Store) {
 		{"WaitCancel", testWaitCancel},
 		{"IndependentKeys", testIndependentKeys},
 		{"InterruptIndex", testInterruptIndex},
+		{"PutAndAppend", testPutAndAppend},
+		{"PutAndAppendStale", testPutAndAppendStale},
+		{"ActiveThreads", testActiveThreads},
 		{"Ping", testPing},
 		{"Close", testClose},
 	}
@@ -88,6 +91,11 @@ func sample(key tasks.ThreadKey) *tasks.Thread {
 		Owner:           "instance-1",
 		ActiveTaskID:    "task-1",
 		CancelRequested: true,
+		ActiveAfter:     12,
+		ActiveInput:     json.RawMessage(`{"threadId":"t","runId":"run-1","messages":[]}`),
+		ActiveResults: []mapping.SentToolResult{{Call: mapping.ToolCallRef{CallID: "c1", Name: "book", ToolCallID: "tc1"},
+			Response: map[string]any{"approved": true}}},
+		TaskArtifacts: []string{"a1", "a2"},
 		Messages: []agui.Message{
 			{ID: "m1", Role: agui.RoleUser, Content: agui.TextContent("Book a flight")},
 			{ID: "a1", Role: agui.RoleAssistant, Content: agui.TextContent("Approve?"), ToolCalls: []agui.ToolCall{
@@ -684,6 +692,69 @@ func testInterruptIndex(t *testing.T, s tasks.Store) {
 		if err != nil || got != want {
 			t.Errorf("InterruptThread(%s) = %v, %v; want %v", id, got, err, want)
 		}
+	}
+}
+
+// testPutAndAppend: the thread and the entries are written together, the
+// entries numbered after what the journal holds.
+func testPutAndAppend(t *testing.T, s tasks.Store) {
+	k := key("t")
+	th := sample(k)
+	v := put(t, s, th)
+	appendEntries(t, s, k, entries("run-1", 1, 2)...)
+	th.Version = v
+	th.ActiveRunID = ""
+	v2, err := s.PutThreadAndAppend(t.Context(), th, tasks.Entry{RunID: "run-1", Event: event(3), Terminal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v2 != v+1 {
+		t.Errorf("version %d, want %d", v2, v+1)
+	}
+	if got := get(t, s, k); got.ActiveRunID != "" || got.Version != v2 {
+		t.Errorf("thread after PutThreadAndAppend: active %q version %d", got.ActiveRunID, got.Version)
+	}
+	es := read(t, s, k, 0, 10)
+	if diff := cmp.Diff([]int64{1, 2, 3}, seqs(es)); diff != "" || !es[2].Terminal {
+		t.Errorf("journal seqs (-want +got):\n%s; last %+v", diff, es[len(es)-1])
+	}
+}
+
+// testPutAndAppendStale: on a version conflict nothing is written, neither
+// the thread nor the entries.
+func testPutAndAppendStale(t *testing.T, s tasks.Store) {
+	k := key("t")
+	th := sample(k)
+	put(t, s, th) // version 1; th.Version is still 0
+	th.ActiveRunID = "other"
+	if _, err := s.PutThreadAndAppend(t.Context(), th, entries("run-1", 1, 3)...); !errors.Is(err, tasks.ErrConflict) {
+		t.Fatalf("stale PutThreadAndAppend error = %v, want ErrConflict", err)
+	}
+	if got := get(t, s, k); got.ActiveRunID != "run-1" {
+		t.Errorf("the thread was written: active %q", got.ActiveRunID)
+	}
+	if n := lastSeq(t, s, k); n != 0 {
+		t.Errorf("entries were written: last seq %d", n)
+	}
+}
+
+// testActiveThreads lists exactly the threads with an active run.
+func testActiveThreads(t *testing.T, s tasks.Store) {
+	active := sample(key("active"))
+	put(t, s, active)
+	idle := sample(key("idle"))
+	idle.ActiveRunID = ""
+	put(t, s, idle)
+	other := sample(tasks.ThreadKey{Agent: "other-agent", ThreadID: "x\x00y"})
+	put(t, s, other)
+	got, err := s.ActiveThreads(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []tasks.ThreadKey{active.Key, other.Key}
+	less := func(a, b tasks.ThreadKey) bool { return a.String() < b.String() }
+	if diff := cmp.Diff(want, got, cmpopts.SortSlices(less)); diff != "" {
+		t.Errorf("ActiveThreads (-want +got):\n%s", diff)
 	}
 }
 

@@ -1,0 +1,221 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"time"
+
+	"github.com/a2a-agui-bridge/bridge/agui"
+)
+
+// ErrRunLost means a run ended without its terminal event reaching the
+// journal (the store kept failing); readers get it instead of waiting.
+var ErrRunLost = errors.New("the run ended but its last events could not be stored")
+
+// Run is what a client reads: journaled events of a thread as envelopes,
+// each with its sequence number. It is either one run, from RUN_STARTED to
+// its terminal event (StartRun), or a thread followed from a point of its
+// journal: everything after it, then the run in progress live until it
+// ends (Follow).
+type Run struct {
+	Key   ThreadKey
+	RunID string
+	svc   *Service
+	after int64
+	// fixed holds the whole stream of a run answered without the agent or
+	// the journal (a refused resume).
+	fixed []agui.Envelope
+	// driver is the run's driver in this process (nil when it is driven
+	// elsewhere or is already over).
+	driver *driver
+	// thread: follow the thread (every run) rather than RunID alone.
+	thread bool
+}
+
+// readBatch is how many journal entries a reader takes per store read.
+const readBatch = 256
+
+// Events yields the envelopes, waiting for new ones as they are journaled.
+// A run's stream ends after its terminal event. When the run's driver in
+// this process stopped without one — the bridge shutting down — it ends
+// with the closing events of the shutdown notice (Seq 0, not journaled: the
+// run goes on after a restart, and a client resumes after the last Seq it
+// saw). It ends early with ctx's error when ctx ends.
+func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
+	return func(yield func(agui.Envelope, error) bool) {
+		if r.fixed != nil {
+			for _, e := range r.fixed {
+				if !yield(e, nil) {
+					return
+				}
+			}
+			return
+		}
+		after := r.after
+		for {
+			entries, err := r.svc.store.Read(ctx, r.Key, after, readBatch)
+			if err != nil {
+				yield(agui.Envelope{}, err)
+				return
+			}
+			for _, e := range entries {
+				after = e.Seq
+				if !r.thread && e.RunID != r.RunID {
+					continue
+				}
+				env := agui.Envelope{ThreadID: r.Key.ThreadID, RunID: e.RunID, Seq: e.Seq, Event: e.Event}
+				if !yield(env, nil) || (!r.thread && e.Terminal) {
+					return
+				}
+			}
+			if len(entries) > 0 {
+				continue
+			}
+			// Caught up with the journal: wait for the run in progress.
+			d := r.driver
+			if r.thread {
+				th, err := r.svc.store.GetThread(ctx, r.Key)
+				if err != nil {
+					yield(agui.Envelope{}, err)
+					return
+				}
+				if th.ActiveRunID == "" {
+					return // a run ends with its release: nothing more comes
+				}
+				d = r.svc.driving(r.Key, th.ActiveRunID)
+			}
+			if d != nil && ended(d.done) {
+				// The driver is gone; whatever it stored is read once more
+				// before deciding it stopped short.
+				more, err := r.svc.store.Read(ctx, r.Key, after, 1)
+				if err == nil && len(more) > 0 {
+					continue
+				}
+				for _, e := range d.tail() {
+					if !yield(e, nil) {
+						return
+					}
+				}
+				if len(d.tail()) == 0 && !r.thread {
+					yield(agui.Envelope{}, ErrRunLost)
+				}
+				return
+			}
+			if err := r.wait(ctx, after, d); err != nil && ctx.Err() != nil {
+				yield(agui.Envelope{}, err)
+				return
+			}
+		}
+	}
+}
+
+// wait blocks until the journal grows past after, ctx ends, or the run's
+// driver in this process ends.
+func (r *Run) wait(ctx context.Context, after int64, d *driver) error {
+	if d == nil {
+		if !r.thread {
+			return r.svc.store.Wait(ctx, r.Key, after)
+		}
+		// A run driven elsewhere ends with an append; a bounded wait also
+		// notices a thread released without one (a driver that gave up).
+		wctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		err := r.svc.store.Wait(wctx, r.Key, after)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil
+		}
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-d.done:
+			cancel()
+		case <-wctx.Done():
+		}
+	}()
+	return r.svc.store.Wait(wctx, r.Key, after)
+}
+
+func ended(done <-chan struct{}) bool {
+	if done == nil {
+		return false
+	}
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Follow streams the thread's journal after the sequence number after
+// (0: from the start), then the run in progress live until it ends; when
+// no run is in progress it ends once the journal is read. Unknown thread:
+// an *Error with status 404.
+func (s *Service) Follow(ctx context.Context, agent, threadID string, after int64) (*Run, error) {
+	th, err := s.loadThread(ctx, agent, threadID)
+	if err != nil {
+		return nil, err
+	}
+	return &Run{Key: th.Key, svc: s, after: max(after, 0), thread: true}, nil
+}
+
+// PollResult is one long-poll answer: the envelopes after the asked
+// sequence number, the number to ask after next, and whether the thread is
+// at rest (no run in progress, nothing more journaled).
+type PollResult struct {
+	Events []agui.Envelope
+	Next   int64
+	Done   bool
+}
+
+// Poll returns the thread's journaled events after the sequence number
+// after (at most limit), waiting up to wait for the first one while a run
+// is in progress: the long-poll fallback for networks that block streaming.
+func (s *Service) Poll(ctx context.Context, agent, threadID string, after int64, wait time.Duration, limit int) (*PollResult, error) {
+	th, err := s.loadThread(ctx, agent, threadID)
+	if err != nil {
+		return nil, err
+	}
+	after = max(after, 0)
+	if limit <= 0 || limit > readBatch {
+		limit = readBatch
+	}
+	entries, err := s.store.Read(ctx, th.Key, after, limit)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	if len(entries) == 0 && th.ActiveRunID != "" && wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		err := s.store.Wait(wctx, th.Key, after)
+		cancel()
+		if err == nil {
+			if entries, err = s.store.Read(ctx, th.Key, after, limit); err != nil {
+				return nil, storeError(err)
+			}
+		} else if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
+	res := &PollResult{Events: make([]agui.Envelope, 0, len(entries)), Next: after}
+	for _, e := range entries {
+		res.Events = append(res.Events, agui.Envelope{ThreadID: th.Key.ThreadID, RunID: e.RunID, Seq: e.Seq, Event: e.Event})
+		res.Next = e.Seq
+	}
+	// At rest: no run in progress and the answer reaches the journal's end.
+	if th, err = s.store.GetThread(ctx, th.Key); err != nil {
+		return nil, storeError(err)
+	}
+	last, err := s.store.LastSeq(ctx, th.Key)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	res.Done = th.ActiveRunID == "" && res.Next >= last
+	return res, nil
+}

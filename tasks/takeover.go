@@ -1,0 +1,184 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/agui"
+)
+
+// Recover takes over every run the store shows in progress whose driver is
+// gone — with an exclusive store, every run a previous process of this
+// bridge left behind (it was shut down or killed mid-run). Each run is
+// continued where its journal ends: the bridge reattaches to the run's A2A
+// task and finishes the run into the journal, so a client that comes back
+// (GET /agents/{name}/threads/{id}/events after its last id) reads one
+// whole run. It returns how many runs it took over.
+func (s *Service) Recover(ctx context.Context) (int, error) {
+	keys, err := s.store.ActiveThreads(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("tasks: recover: %w", err)
+	}
+	n := 0
+	for _, key := range keys {
+		took, err := s.takeOver(ctx, key)
+		if err != nil {
+			s.log.Error("take over run", "agent", key.Agent, "thread_id", key.ThreadID, "err", err)
+			continue
+		}
+		if took {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// takeOver continues key's active run when its driver is gone. It reports
+// whether this process took the run (another may have, first).
+func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
+	s.mu.Lock()
+	closing := s.closing
+	if !closing {
+		s.wg.Add(1) // released by the driver's goroutine, or below
+	}
+	s.mu.Unlock()
+	if closing {
+		return false, ErrShuttingDown
+	}
+	started := false
+	defer func() {
+		if !started {
+			s.wg.Done()
+		}
+	}()
+
+	th, err := s.store.GetThread(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	if th.ActiveRunID == "" || !s.stale(th) {
+		return false, nil
+	}
+	in := &agui.RunAgentInput{ThreadID: key.ThreadID, RunID: th.ActiveRunID}
+	if len(th.ActiveInput) > 0 {
+		if err := json.Unmarshal(th.ActiveInput, in); err != nil {
+			s.log.Warn("the run's recorded request does not decode; continuing without it", "thread_id", key.ThreadID, "err", err)
+			in = &agui.RunAgentInput{ThreadID: key.ThreadID, RunID: th.ActiveRunID}
+		}
+	}
+	prior, err := s.runEvents(ctx, key, th.ActiveRunID, th.ActiveAfter)
+	if err != nil {
+		return false, err
+	}
+	// Claim it: this process owns the run from now on.
+	next := th.Clone()
+	next.Owner = s.instance
+	v, err := s.store.PutThread(ctx, next)
+	if errors.Is(err, ErrConflict) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	next.Version = v
+
+	d := newDriver(s, s.agents[key.Agent], next, in)
+	d.takeover, d.prior = true, prior
+	if d.spec == nil {
+		// The agent left the configuration: end the run plainly.
+		d.spec = &AgentSpec{Name: key.Agent}
+		started = true
+		s.register(d)
+		go d.abandon(fmt.Sprintf("agent %q is no longer configured", key.Agent))
+		return true, nil
+	}
+	started = true
+	s.register(d)
+	go d.drive()
+	return true, nil
+}
+
+// runEvents decodes the events run runID journaled after seq after.
+func (s *Service) runEvents(ctx context.Context, key ThreadKey, runID string, after int64) ([]agui.Event, error) {
+	var out []agui.Event
+	for {
+		entries, err := s.store.Read(ctx, key, after, readBatch)
+		if err != nil {
+			return nil, err
+		}
+		if len(entries) == 0 {
+			return out, nil
+		}
+		for _, e := range entries {
+			after = e.Seq
+			if e.RunID != runID {
+				continue
+			}
+			ev, err := agui.Decode(e.Event)
+			if err != nil {
+				return nil, fmt.Errorf("journal entry %d of run %s: %w", e.Seq, runID, err)
+			}
+			out = append(out, ev)
+		}
+	}
+}
+
+// reattach continues a taken-over run: SubscribeToTask on the run's task
+// (its first event is a Task snapshot, which the translator, rebuilt from
+// the journal, does not show again), and GetTask polling where the agent
+// cannot subscribe (no streaming, or no live execution to attach to).
+func (d *driver) reattach(ctx context.Context) {
+	if len(d.prior) > 0 && isTerminalEvent(d.prior[len(d.prior)-1]) {
+		// The run had ended; only the release is missing.
+		d.released = true
+		d.svc.release(d.thread, nil)
+		return
+	}
+	id := a2a.TaskID(d.thread.ActiveTaskID)
+	if id == "" {
+		id = d.tr.TaskID()
+	}
+	if id == "" {
+		d.emit(d.tr.Fail(CodeServerShutdown, "the bridge stopped before the agent named its task, so its answer cannot be followed; please ask again"))
+		return
+	}
+	agent, err := d.spec.Connect(ctx)
+	if err != nil {
+		info := a2a.Classify(err)
+		d.emit(d.tr.Fail(info.Code, fmt.Sprintf("agent %q: %s", d.spec.Name, info.Message)))
+		return
+	}
+	d.agent = agent
+	// The agent named the task, so it took the run's message.
+	d.reached, d.sentInput, d.decided = true, true, true
+	d.log.Info("took over the run", "task_id", id)
+	if agent.Streaming() {
+		for ev, err := range agent.Subscribe(ctx, id) {
+			if err != nil {
+				break // not attachable: poll instead
+			}
+			if !d.deliver(ev) {
+				return
+			}
+		}
+	}
+	d.follow(ctx, nil)
+}
+
+// abandon ends a taken-over run that cannot go on.
+func (d *driver) abandon(why string) {
+	defer d.svc.wg.Done()
+	defer close(d.done)
+	defer d.unregister()
+	d.setup()
+	defer d.journal.close()
+	d.emit(d.tr.Fail(CodeServerShutdown, why))
+}
+
+func isTerminalEvent(e agui.Event) bool {
+	t := e.Type()
+	return t == agui.EventRunFinished || t == agui.EventRunError
+}

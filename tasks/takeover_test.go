@@ -1,0 +1,86 @@
+package tasks
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/agui"
+)
+
+// TestTakeOverAfterShutdown: a run cut by a shutdown stays in progress on
+// its thread; the next service on the same store takes it over, reattaches
+// to the task and finishes it into the journal, which then holds one valid
+// run with the answer once.
+func TestTakeOverAfterShutdown(t *testing.T) {
+	t.Parallel()
+	for _, v1 := range []bool{true, false} {
+		store := NewMemoryStore()
+		first := &scriptedAgent{streaming: true, hold: true, stream: []scripted{
+			{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("Hello ", false)},
+		}}
+		svc1 := NewService(Options{Store: store, ExclusiveStore: true, Agents: []AgentSpec{{Name: "a",
+			Connect: func(context.Context) (Agent, error) { return first, nil }}}})
+		in := input("th", "r1")
+		if v1 {
+			in.ProtocolVersion = "1.0"
+		}
+		run := must(svc1.StartRun(t.Context(), "a", in))
+		waitFor(t, func() bool {
+			es, _ := store.Read(t.Context(), run.Key, 0, 100)
+			return strings.Contains(string(joined(es)), "Hello ")
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+		_ = svc1.Close(ctx)
+		cancel()
+		if e := lastError(t, collect(t, run)); e.Code != CodeServerShutdown {
+			t.Fatalf("the open stream ends with %q", e.Code)
+		}
+
+		snapshot := task(a2a.TaskStateWorking, "Hello ")
+		second := &scriptedAgent{streaming: true, subscribe: []scripted{
+			{ev: snapshot}, {ev: chunk("world.", true)}, {ev: status(a2a.TaskStateCompleted)},
+		}}
+		svc2 := NewService(Options{Store: store, ExclusiveStore: true, Agents: []AgentSpec{{Name: "a",
+			Connect: func(context.Context) (Agent, error) { return second, nil }}}})
+		t.Cleanup(func() { _ = svc2.Close(context.Background()) })
+		n, err := svc2.Recover(t.Context())
+		if err != nil || n != 1 {
+			t.Fatalf("Recover took %d runs: %v", n, err)
+		}
+		follow, err := svc2.Follow(t.Context(), "a", "th", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		events := collect(t, follow)
+		if err := agui.CheckStream(v1, events); err != nil {
+			t.Fatalf("v1=%v: the journal is not one valid run: %v", v1, err)
+		}
+		var text strings.Builder
+		for _, e := range events {
+			if c, ok := e.(*agui.TextMessageContent); ok {
+				text.WriteString(c.Delta)
+			}
+		}
+		if text.String() != "Hello world." {
+			t.Fatalf("v1=%v: text %q", v1, text.String())
+		}
+		if _, ok := events[len(events)-1].(*agui.RunFinished); !ok {
+			t.Fatalf("v1=%v: the run ends with %s", v1, events[len(events)-1].Type())
+		}
+		th, err := store.GetThread(t.Context(), run.Key)
+		if err != nil || th.ActiveRunID != "" || th.TaskState != string(a2a.TaskStateCompleted) {
+			t.Fatalf("thread after the takeover: %+v %v", th, err)
+		}
+	}
+}
+
+func joined(es []Entry) []byte {
+	var b []byte
+	for _, e := range es {
+		b = append(b, e.Event...)
+	}
+	return b
+}
