@@ -1,27 +1,22 @@
 package aguihttp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
-	"iter"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
 )
-
-// Stream is a started run whose encoded AG-UI events can be read, from
-// RUN_STARTED to the terminal event.
-type Stream interface {
-	Events(ctx context.Context) iter.Seq2[[]byte, error]
-}
 
 // Runner starts runs. Errors it returns before the stream starts may
 // implement StatusCoder to choose the HTTP status and error code.
@@ -80,11 +75,26 @@ type Catalog interface {
 	Ready(ctx context.Context) error
 }
 
-// Threads reads and cancels threads. The views it returns are JSON values;
-// errors may implement StatusCoder.
+// Threads reads, follows and cancels threads. The views it returns are
+// JSON values; errors may implement StatusCoder.
 type Threads interface {
 	Thread(ctx context.Context, agent, threadID string) (any, error)
 	Cancel(ctx context.Context, agent, threadID string) (any, error)
+	// Follow streams the thread's journal after the sequence number after,
+	// then the run in progress live until it ends.
+	Follow(ctx context.Context, agent, threadID string, after int64) (Stream, error)
+	// Poll returns the journal after after (waiting up to wait for the
+	// first event while a run is in progress).
+	Poll(ctx context.Context, agent, threadID string, after int64, wait time.Duration) (*Poll, error)
+}
+
+// Poll is a long-poll answer: the envelopes after the asked sequence
+// number, the number to ask after next, and whether the thread is at rest
+// (no run in progress, nothing more journaled).
+type Poll struct {
+	Events []agui.Envelope
+	Next   int64
+	Done   bool
 }
 
 // Options configure the handler.
@@ -103,18 +113,36 @@ type Options struct {
 	// CORSOrigins lists origins allowed to call the bridge from a browser;
 	// "*" allows any.
 	CORSOrigins []string
+	// QueueSize bounds the events waiting to be written to one client
+	// connection. Default 256.
+	QueueSize int
+	// SlowClientTimeout is how long a connection's queue may stay full
+	// before the client is dropped (it can reconnect and resume). Default
+	// 10s.
+	SlowClientTimeout time.Duration
+	// WSReadLimit bounds one WebSocket message from a client (larger ones
+	// close the connection with 1009). Default MaxBodyBytes + 4 KiB.
+	WSReadLimit int64
+	// WSPingInterval is how often the bridge pings a WebSocket client; a
+	// client silent for twice as long (no pong, no frame) is dropped.
+	// Default 30s.
+	WSPingInterval time.Duration
 }
 
 // bodyReadTimeout bounds reading a run request's body.
 const bodyReadTimeout = 30 * time.Second
 
-type handler struct {
+type Handler struct {
 	opt Options
 	mux *http.ServeMux
+
+	wsMu      sync.Mutex
+	wsConns   map[*wsConn]struct{}
+	wsClosing bool
 }
 
 // New returns the bridge's HTTP handler.
-func New(opt Options) http.Handler {
+func New(opt Options) *Handler {
 	if opt.MaxBodyBytes <= 0 {
 		opt.MaxBodyBytes = 1 << 20
 	}
@@ -124,15 +152,29 @@ func New(opt Options) http.Handler {
 	if opt.WriteTimeout <= 0 {
 		opt.WriteTimeout = 30 * time.Second
 	}
+	if opt.QueueSize <= 0 {
+		opt.QueueSize = 256
+	}
+	if opt.SlowClientTimeout <= 0 {
+		opt.SlowClientTimeout = 10 * time.Second
+	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
-	h := &handler{opt: opt, mux: http.NewServeMux()}
+	if opt.WSReadLimit <= 0 {
+		opt.WSReadLimit = opt.MaxBodyBytes + 4<<10 // a run frame wraps a RunAgentInput
+	}
+	if opt.WSPingInterval <= 0 {
+		opt.WSPingInterval = 30 * time.Second
+	}
+	h := &Handler{opt: opt, mux: http.NewServeMux(), wsConns: make(map[*wsConn]struct{})}
 	h.mux.HandleFunc("POST /agents/{name}", h.run)
 	h.mux.HandleFunc("GET /agents", h.listAgents)
 	h.mux.HandleFunc("GET /agents/{name}", h.getAgent)
 	h.mux.HandleFunc("GET /agents/{name}/threads/{threadId}", h.thread)
 	h.mux.HandleFunc("POST /agents/{name}/threads/{threadId}/cancel", h.cancel)
+	h.mux.HandleFunc("GET /agents/{name}/threads/{threadId}/events", h.events)
+	h.mux.HandleFunc("GET /agents/{name}/ws", h.websocket)
 	h.mux.HandleFunc("GET /healthz", h.healthz)
 	h.mux.HandleFunc("GET /readyz", h.readyz)
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -141,7 +183,7 @@ func New(opt Options) http.Handler {
 	return h
 }
 
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cors(w, r) {
 		return
 	}
@@ -150,7 +192,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // cors answers preflights and sets the allow headers for listed origins; it
 // reports whether the request was a preflight it answered.
-func (h *handler) cors(w http.ResponseWriter, r *http.Request) bool {
+func (h *Handler) cors(w http.ResponseWriter, r *http.Request) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" || len(h.opt.CORSOrigins) == 0 {
 		return false
@@ -172,7 +214,7 @@ func (h *handler) cors(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // run serves POST /agents/{name}: one AG-UI run as SSE.
-func (h *handler) run(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if !h.opt.Catalog.Has(name) {
 		writeError(w, http.StatusNotFound, "unknown_agent", "no agent named "+quote(name))
@@ -219,100 +261,88 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "internal", "the bridge could not start the run")
 		return
 	}
-	h.writeSSE(w, r, stream)
+	h.writeSSE(w, r, stream, true)
 }
 
-// writeSSE copies the run's events to the client as SSE frames until the
-// terminal event, the client leaving, or a write failing. Leaving does not
-// stop the run: its events stay in the thread's journal.
-func (h *handler) writeSSE(w http.ResponseWriter, r *http.Request, stream Stream) {
+// writeSSE streams s to the client as SSE frames (each journaled event with
+// its sequence number as the SSE id) until the end of the stream, the client
+// leaving or falling behind, or a write failing. Leaving does not stop a
+// run: its events stay in the thread's journal, and the client can come
+// back with Last-Event-ID. For a run (wantTerminal), a stream that stops
+// before its terminal event still ends with one: every stream ends exactly
+// once.
+func (h *Handler) writeSSE(w http.ResponseWriter, r *http.Request, s Stream, wantTerminal bool) {
 	hd := w.Header()
 	hd.Set("Content-Type", "text/event-stream")
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	write := func(b []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(h.opt.WriteTimeout))
-		if _, err := w.Write(b); err != nil {
-			return false
-		}
-		return rc.Flush() == nil
-	}
-	if !write([]byte(agui.KeepAliveFrame)) {
+	f := &sseFramer{w: w, rc: http.NewResponseController(w), timeout: h.opt.WriteTimeout}
+	if f.keepAlive() != nil {
 		return
 	}
-	frame := func(ev []byte) []byte {
-		f := make([]byte, 0, len(ev)+8)
-		f = append(f, "data: "...)
-		f = append(f, ev...)
-		return append(f, "\n\n"...)
+	ctx, drop := context.WithCancelCause(r.Context())
+	defer drop(nil)
+	o := newOutbox(h.opt.QueueSize, h.opt.SlowClientTimeout, drop)
+	done := make(chan struct{})
+	var terminated bool
+	var feedErr error
+	go func() {
+		defer close(done)
+		terminated, feedErr = o.feed(ctx, s)
+	}()
+	err := drain(ctx, o, f, h.opt.KeepAlive, done)
+	drop(nil)
+	<-done
+	if errors.Is(err, errSlowClient) {
+		h.opt.Logger.Info("dropped a slow SSE client", "path", r.URL.Path)
+		return
 	}
-	terminated := false
-	pump(r.Context(), stream, h.opt.KeepAlive, func(ev []byte) bool {
-		terminated = terminated || isTerminal(ev)
-		return write(frame(ev))
-	}, func() bool { return write([]byte(agui.KeepAliveFrame)) })
-	if !terminated && r.Context().Err() == nil {
+	if wantTerminal && err == nil && !terminated && r.Context().Err() == nil {
 		// The run's events stopped before its terminal event (the store
 		// failed): every stream still ends exactly once.
-		h.opt.Logger.Error("run stream ended without a terminal event")
+		h.opt.Logger.Error("run stream ended without a terminal event", "err", feedErr)
 		if b, err := agui.Marshal(&agui.RunError{Code: "internal", Message: "the bridge lost the end of this run"}); err == nil {
-			write(frame(b))
+			if f.write(agui.Envelope{Event: b}) == nil {
+				_ = f.flush()
+			}
 		}
 	}
 }
 
-// isTerminal spots RUN_FINISHED/RUN_ERROR in an encoded event; agui.Marshal
-// writes "type" first, so a prefix check is enough.
-func isTerminal(ev []byte) bool {
-	return bytes.HasPrefix(ev, []byte(`{"type":"RUN_FINISHED"`)) || bytes.HasPrefix(ev, []byte(`{"type":"RUN_ERROR"`))
+// sseFramer writes SSE frames, buffered until flush.
+type sseFramer struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	buf     []byte
 }
 
-// pump is the one place where a run's event iterator becomes a channel: it
-// selects over events, keep-alive ticks and the client's context, so the
-// same loop can serve SSE and WebSocket framers.
-func pump(ctx context.Context, stream Stream, keepAlive time.Duration, send func([]byte) bool, ping func() bool) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	events := make(chan []byte, 64)
-	go func() {
-		defer close(events)
-		for ev, err := range stream.Events(ctx) {
-			if err != nil {
-				return
-			}
-			select {
-			case events <- ev:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	tick := time.NewTicker(keepAlive)
-	defer tick.Stop()
-	for {
-		select {
-		case ev, ok := <-events:
-			if !ok || !send(ev) {
-				return
-			}
-			tick.Reset(keepAlive)
-		case <-tick.C:
-			if !ping() {
-				return
-			}
-		case <-ctx.Done():
-			return
-		}
+func (f *sseFramer) write(env agui.Envelope) error {
+	f.buf = agui.AppendSSEFrame(f.buf, env)
+	return nil
+}
+
+func (f *sseFramer) flush() error {
+	_ = f.rc.SetWriteDeadline(time.Now().Add(f.timeout))
+	_, err := f.w.Write(f.buf)
+	f.buf = f.buf[:0]
+	if err != nil {
+		return err
 	}
+	return f.rc.Flush()
 }
 
-func (h *handler) listAgents(w http.ResponseWriter, r *http.Request) {
+func (f *sseFramer) keepAlive() error {
+	f.buf = append(f.buf, agui.KeepAliveFrame...)
+	return f.flush()
+}
+
+func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"agents": h.opt.Catalog.Agents(r.Context())})
 }
 
-func (h *handler) getAgent(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) getAgent(w http.ResponseWriter, r *http.Request) {
 	info, ok := h.opt.Catalog.Agent(r.Context(), r.PathValue("name"))
 	if !ok {
 		writeError(w, http.StatusNotFound, "unknown_agent", "no agent named "+quote(r.PathValue("name")))
@@ -323,18 +353,105 @@ func (h *handler) getAgent(w http.ResponseWriter, r *http.Request) {
 
 // thread serves the thread snapshot: messages, state, pending interrupts
 // and the current task.
-func (h *handler) thread(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) thread(w http.ResponseWriter, r *http.Request) {
 	v, err := h.opt.Threads.Thread(r.Context(), r.PathValue("name"), r.PathValue("threadId"))
 	h.answer(w, v, err)
 }
 
 // cancel cancels the thread's A2A task; repeating it is harmless.
-func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
 	v, err := h.opt.Threads.Cancel(r.Context(), r.PathValue("name"), r.PathValue("threadId"))
 	h.answer(w, v, err)
 }
 
-func (h *handler) answer(w http.ResponseWriter, v any, err error) {
+// maxPollWait bounds a long poll's wait, so proxies do not cut it.
+const maxPollWait = 60 * time.Second
+
+// events serves a thread's journal: as SSE (replay after Last-Event-ID or
+// ?after=, then the run in progress live until it ends), or, for a client
+// that asks for application/json, as one long-poll answer
+// {"events":[…],"next":<seq>,"done":<bool>} that waits up to ?wait=
+// seconds for the first new event.
+func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
+	name, thread := r.PathValue("name"), r.PathValue("threadId")
+	after, err := resumePoint(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "invalid_input", err.Error())
+		return
+	}
+	if wantsJSON(r) {
+		wait := time.Duration(0)
+		if v := r.URL.Query().Get("wait"); v != "" {
+			secs, err := strconv.ParseFloat(v, 64)
+			if err != nil || secs < 0 || math.IsNaN(secs) {
+				writeError(w, http.StatusBadRequest, "invalid_input", "wait must be a number of seconds >= 0")
+				return
+			}
+			wait = min(time.Duration(secs*float64(time.Second)), maxPollWait)
+		}
+		p, err := h.opt.Threads.Poll(r.Context(), name, thread, after, wait)
+		if err != nil {
+			h.answer(w, nil, err)
+			return
+		}
+		writePoll(w, p)
+		return
+	}
+	s, err := h.opt.Threads.Follow(r.Context(), name, thread, after)
+	if err != nil {
+		h.answer(w, nil, err)
+		return
+	}
+	h.writeSSE(w, r, s, false)
+}
+
+// resumePoint is where a client resumes a thread's journal: ?after= when
+// given, else the SSE Last-Event-ID header, else the start.
+func resumePoint(r *http.Request) (int64, error) {
+	v := r.URL.Query().Get("after")
+	if v == "" {
+		v = r.Header.Get("Last-Event-ID")
+	}
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 0 {
+		return 0, errors.New("after / Last-Event-ID must be a journal sequence number (an integer >= 0)")
+	}
+	return n, nil
+}
+
+// wantsJSON reports a client that asks for application/json rather than
+// an event stream.
+func wantsJSON(r *http.Request) bool {
+	accept := r.Header.Get("Accept")
+	return strings.Contains(accept, "application/json") && !strings.Contains(accept, "text/event-stream")
+}
+
+// writePoll writes a long-poll answer; its envelopes are written as the
+// journal holds their events.
+func writePoll(w http.ResponseWriter, p *Poll) {
+	b := []byte(`{"events":[`)
+	for i, env := range p.Events {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = agui.AppendEnvelopeJSON(b, env)
+	}
+	b = append(b, `],"next":`...)
+	b = strconv.AppendInt(b, p.Next, 10)
+	b = append(b, `,"done":`...)
+	b = strconv.AppendBool(b, p.Done)
+	b = append(b, "}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(b)
+}
+
+func (h *Handler) answer(w http.ResponseWriter, v any, err error) {
 	if err != nil {
 		var sc StatusCoder
 		if errors.As(err, &sc) {
@@ -348,11 +465,11 @@ func (h *handler) answer(w http.ResponseWriter, v any, err error) {
 	writeJSON(w, http.StatusOK, v)
 }
 
-func (h *handler) healthz(w http.ResponseWriter, _ *http.Request) {
+func (h *Handler) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
 	if err := h.opt.Catalog.Ready(r.Context()); err != nil {
 		h.opt.Logger.Warn("not ready", "err", err)
 		writeError(w, http.StatusServiceUnavailable, "not_ready", "the bridge's store is not available")

@@ -13,22 +13,23 @@ import (
 	"github.com/a2a-agui-bridge/bridge/agui"
 )
 
-// slowStream yields its events with a pause, long enough for keep-alives.
+// slowStream yields its events with a pause, long enough for keep-alives,
+// numbered from 1 as a journal would.
 type slowStream struct {
 	events [][]byte
 	pause  time.Duration
 }
 
-func (s slowStream) Events(ctx context.Context) iter.Seq2[[]byte, error] {
-	return func(yield func([]byte, error) bool) {
-		for _, e := range s.events {
+func (s slowStream) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
+	return func(yield func(agui.Envelope, error) bool) {
+		for i, e := range s.events {
 			select {
 			case <-ctx.Done():
-				yield(nil, ctx.Err())
+				yield(agui.Envelope{}, ctx.Err())
 				return
 			case <-time.After(s.pause):
 			}
-			if !yield(e, nil) {
+			if !yield(agui.Envelope{ThreadID: "t", RunID: "r", Seq: int64(i + 1), Event: e}, nil) {
 				return
 			}
 		}
@@ -46,7 +47,7 @@ func (oneAgent) Agent(_ context.Context, name string) (AgentInfo, bool) {
 }
 func (oneAgent) Ready(context.Context) error { return nil }
 
-func newTestHandler(t *testing.T) http.Handler {
+func newTestHandler(t *testing.T) *Handler {
 	t.Helper()
 	run := RunnerFunc(func(context.Context, string, *agui.RunAgentInput) (Stream, error) {
 		return slowStream{pause: 30 * time.Millisecond, events: [][]byte{
@@ -74,7 +75,7 @@ func TestSSEFramesAndKeepAlive(t *testing.T) {
 			t.Errorf("missing header %s", h)
 		}
 	}
-	if !strings.Contains(got, ": keep-alive\n\n") || !strings.HasSuffix(got, "data: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n") ||
+	if !strings.Contains(got, ": keep-alive\n\n") || !strings.HasSuffix(got, "id: 2\ndata: {\"type\":\"RUN_FINISHED\",\"threadId\":\"t\",\"runId\":\"r\"}\n\n") ||
 		strings.Contains(got, "\r") {
 		t.Fatalf("stream %q", got)
 	}

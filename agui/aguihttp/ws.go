@@ -1,0 +1,379 @@
+package aguihttp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/a2a-agui-bridge/bridge/agui"
+)
+
+// The bridge's WebSocket framing. AG-UI defines none (AGUI-PROTOCOL.md
+// §7.4), so this is part of the bridge's own contract (README, WebSocket):
+//
+//	client → server, one JSON object per text message:
+//	  {"type":"run","input":<RunAgentInput>}             start a run
+//	  {"type":"cancel","threadId":"…"}                   cancel the thread's task
+//	  {"type":"subscribe","threadId":"…","after":<seq>}  the journal after seq, then live
+//	server → client, one JSON object per text message:
+//	  {"threadId":"…","runId":"…","seq":<n>,"event":<AG-UI event>}
+//
+// seq is the thread's journal sequence number (the SSE id); 0 marks an
+// event the journal does not hold (a refused request's RUN_ERROR, the
+// shutdown notice). Several runs and subscriptions share one socket; each
+// one's events stay in order.
+const (
+	frameRun       = "run"
+	frameCancel    = "cancel"
+	frameSubscribe = "subscribe"
+)
+
+// clientFrame is a message from the client.
+type clientFrame struct {
+	Type     string          `json:"type"`
+	Input    json.RawMessage `json:"input"`
+	ThreadID string          `json:"threadId"`
+	After    int64           `json:"after"`
+}
+
+// wsConn is one WebSocket connection: the handler's goroutine reads
+// frames, one feeder goroutine per run or subscription fills the outbox,
+// and one writer goroutine drains it (gorilla/websocket allows one reader
+// and one writer at a time).
+type wsConn struct {
+	h     *Handler
+	conn  *websocket.Conn
+	agent string
+
+	ctx  context.Context
+	drop context.CancelCauseFunc
+	out  *outbox
+
+	// feeders counts the streams the connection carries; once finishing is
+	// set (the bridge shutting down) no new one starts.
+	feedMu    sync.Mutex
+	finishing bool
+	feeders   sync.WaitGroup
+	stop      chan struct{} // closed to make the writer finish what is queued and return
+	stopOnce  sync.Once
+	writerWG  sync.WaitGroup
+}
+
+// websocket serves GET /agents/{name}/ws.
+func (h *Handler) websocket(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if !h.opt.Catalog.Has(name) {
+		writeError(w, http.StatusNotFound, "unknown_agent", "no agent named "+quote(name))
+		return
+	}
+	if !h.acceptingWS() {
+		writeError(w, http.StatusServiceUnavailable, "shutting_down", "the bridge is shutting down")
+		return
+	}
+	up := websocket.Upgrader{
+		HandshakeTimeout: 10 * time.Second,
+		CheckOrigin:      h.checkOrigin,
+		// A refused upgrade gets the bridge's JSON error body.
+		Error: func(w http.ResponseWriter, _ *http.Request, status int, reason error) {
+			code := "bad_upgrade"
+			if status == http.StatusForbidden {
+				code = "origin_not_allowed"
+			}
+			writeError(w, status, code, reason.Error())
+		},
+	}
+	conn, err := up.Upgrade(w, r, nil)
+	if err != nil {
+		return // Upgrade answered
+	}
+	ctx, drop := context.WithCancelCause(r.Context())
+	c := &wsConn{h: h, conn: conn, agent: name, ctx: ctx, drop: drop,
+		out: newOutbox(h.opt.QueueSize, h.opt.SlowClientTimeout, drop), stop: make(chan struct{})}
+	c.writerWG.Add(1) // before track: Shutdown may wait for the writer at once
+	if !h.track(c) {
+		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "the bridge is shutting down"), time.Now().Add(time.Second))
+		_ = conn.Close()
+		drop(nil)
+		return
+	}
+	defer h.untrack(c)
+	c.serve()
+}
+
+// checkOrigin lets browsers connect from the origins CORS allows (with no
+// list, only the bridge's own host); clients that send no Origin (not
+// browsers) are not refused for that.
+func (h *Handler) checkOrigin(r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	if len(h.opt.CORSOrigins) > 0 {
+		return slices.Contains(h.opt.CORSOrigins, "*") || slices.Contains(h.opt.CORSOrigins, origin)
+	}
+	u, err := url.Parse(origin)
+	return err == nil && strings.EqualFold(u.Host, r.Host)
+}
+
+func (c *wsConn) serve() {
+	defer c.drop(nil)
+	c.conn.SetReadLimit(c.h.opt.WSReadLimit)
+	pongWait := 2 * c.h.opt.WSPingInterval
+	_ = c.conn.SetReadDeadline(time.Now().Add(pongWait))
+	c.conn.SetPongHandler(func(string) error {
+		return c.conn.SetReadDeadline(time.Now().Add(pongWait))
+	})
+	go c.write()
+	for {
+		kind, data, err := c.conn.ReadMessage()
+		if err != nil {
+			break // the client left, broke the protocol, or went silent
+		}
+		_ = c.conn.SetReadDeadline(time.Now().Add(pongWait))
+		if kind != websocket.TextMessage {
+			c.refuse("", "", "invalid_input", "frames are JSON text messages")
+			continue
+		}
+		c.handle(data)
+	}
+	c.drop(nil)
+	c.feeders.Wait()
+	c.writerWG.Wait()
+	_ = c.conn.Close()
+}
+
+// write is the connection's only writer.
+func (c *wsConn) write() {
+	defer c.writerWG.Done()
+	f := &wsFramer{conn: c.conn, timeout: c.h.opt.WriteTimeout}
+	err := drain(c.ctx, c.out, f, c.h.opt.WSPingInterval, c.stop)
+	deadline := time.Now().Add(time.Second)
+	switch {
+	case errors.Is(err, errSlowClient):
+		c.h.opt.Logger.Info("dropped a slow WebSocket client", "agent", c.agent)
+		_ = c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseTryAgainLater, "too slow: reconnect and subscribe after your last seq"), deadline)
+	case err == nil: // stopped: the bridge is shutting down
+		_ = c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "the bridge is shutting down"), deadline)
+	}
+	// Unblock the reader.
+	_ = c.conn.Close()
+	c.drop(err)
+}
+
+// handle acts on one client frame.
+func (c *wsConn) handle(data []byte) {
+	var f clientFrame
+	if err := json.Unmarshal(data, &f); err != nil {
+		c.refuse("", "", "invalid_input", "a frame must be a JSON object with a \"type\": run, cancel or subscribe")
+		return
+	}
+	switch f.Type {
+	case frameRun:
+		c.run(f.Input)
+	case frameCancel:
+		c.cancel(f.ThreadID)
+	case frameSubscribe:
+		c.subscribe(f.ThreadID, f.After)
+	default:
+		c.refuse(f.ThreadID, "", "invalid_input", fmt.Sprintf("unknown frame type %q; want run, cancel or subscribe", f.Type))
+	}
+}
+
+// run starts a run like POST /agents/{name} and streams it on the socket.
+func (c *wsConn) run(raw json.RawMessage) {
+	var ids struct {
+		ThreadID string `json:"threadId"`
+		RunID    string `json:"runId"`
+	}
+	_ = json.Unmarshal(raw, &ids) // for the error envelope, when the input is bad
+	if len(raw) == 0 {
+		c.refuse("", "", "invalid_input", "a run frame needs an \"input\" (a RunAgentInput)")
+		return
+	}
+	in, err := agui.DecodeRunAgentInput(raw)
+	if err != nil {
+		c.refuse(ids.ThreadID, ids.RunID, "invalid_input", err.Error())
+		return
+	}
+	if !c.addFeeder() {
+		c.refuse(in.ThreadID, in.RunID, "shutting_down", "the bridge is shutting down")
+		return
+	}
+	go func() {
+		defer c.feeders.Done()
+		s, err := c.h.opt.Runner.StartRun(c.ctx, c.agent, in)
+		if err != nil {
+			code, msg := c.h.publicError(err, "the bridge could not start the run")
+			c.refuse(in.ThreadID, in.RunID, code, msg)
+			return
+		}
+		c.feed(s, in.ThreadID, in.RunID, true)
+	}()
+}
+
+// cancel cancels the thread's task; only a failure is answered (the run,
+// if one streams on the socket, ends cancelled).
+func (c *wsConn) cancel(threadID string) {
+	if threadID == "" {
+		c.refuse("", "", "invalid_input", "a cancel frame needs a \"threadId\"")
+		return
+	}
+	if _, err := c.h.opt.Threads.Cancel(c.ctx, c.agent, threadID); err != nil {
+		code, msg := c.h.publicError(err, "the bridge could not cancel")
+		c.refuse(threadID, "", code, msg)
+	}
+}
+
+// subscribe streams the thread's journal after seq after, then live.
+func (c *wsConn) subscribe(threadID string, after int64) {
+	if threadID == "" || after < 0 {
+		c.refuse(threadID, "", "invalid_input", "a subscribe frame needs a \"threadId\" and an \"after\" >= 0")
+		return
+	}
+	s, err := c.h.opt.Threads.Follow(c.ctx, c.agent, threadID, after)
+	if err != nil {
+		code, msg := c.h.publicError(err, "the bridge could not read the thread")
+		c.refuse(threadID, "", code, msg)
+		return
+	}
+	if !c.addFeeder() {
+		c.refuse(threadID, "", "shutting_down", "the bridge is shutting down")
+		return
+	}
+	go func() {
+		defer c.feeders.Done()
+		c.feed(s, threadID, "", false)
+	}()
+}
+
+// feed streams s into the outbox; a run that stops short of its terminal
+// event still ends with one.
+func (c *wsConn) feed(s Stream, threadID, runID string, wantTerminal bool) {
+	terminated, err := c.out.feed(c.ctx, s)
+	if wantTerminal && !terminated && c.ctx.Err() == nil {
+		c.h.opt.Logger.Error("run stream ended without a terminal event", "err", err)
+		c.refuse(threadID, runID, "internal", "the bridge lost the end of this run")
+	}
+}
+
+// refuse answers a request that cannot go on with a RUN_ERROR envelope
+// (seq 0: not journaled).
+func (c *wsConn) refuse(threadID, runID, code, message string) {
+	b, err := agui.Marshal(&agui.RunError{Code: code, Message: message})
+	if err != nil {
+		return
+	}
+	c.out.put(c.ctx, agui.Envelope{ThreadID: threadID, RunID: runID, Event: b})
+}
+
+// addFeeder counts a new stream on the connection; it reports false once
+// the connection is finishing.
+func (c *wsConn) addFeeder() bool {
+	c.feedMu.Lock()
+	defer c.feedMu.Unlock()
+	if c.finishing {
+		return false
+	}
+	c.feeders.Add(1)
+	return true
+}
+
+// finish lets the connection write what is queued, then close with 1001;
+// the bridge calls it when shutting down, after the runs ended or were cut.
+func (c *wsConn) finish(ctx context.Context) {
+	c.feedMu.Lock()
+	c.finishing = true
+	c.feedMu.Unlock()
+	done := make(chan struct{})
+	go func() { c.feeders.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	c.stopOnce.Do(func() { close(c.stop) })
+}
+
+// wsFramer writes envelopes as WebSocket text messages.
+type wsFramer struct {
+	conn    *websocket.Conn
+	timeout time.Duration
+	buf     []byte
+}
+
+func (f *wsFramer) write(env agui.Envelope) error {
+	f.buf = agui.AppendEnvelopeJSON(f.buf[:0], env)
+	_ = f.conn.SetWriteDeadline(time.Now().Add(f.timeout))
+	return f.conn.WriteMessage(websocket.TextMessage, f.buf)
+}
+
+func (f *wsFramer) flush() error { return nil } // each message is written whole
+
+func (f *wsFramer) keepAlive() error {
+	return f.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(f.timeout))
+}
+
+// publicError is the code and message a client may see for err.
+func (h *Handler) publicError(err error, fallback string) (code, message string) {
+	var sc StatusCoder
+	if errors.As(err, &sc) {
+		return sc.ErrorCode(), sc.PublicMessage()
+	}
+	h.opt.Logger.Error(fallback, "err", err)
+	return "internal", fallback
+}
+
+// track registers a WebSocket connection for Shutdown; it reports false
+// once the handler is shutting down.
+func (h *Handler) track(c *wsConn) bool {
+	h.wsMu.Lock()
+	defer h.wsMu.Unlock()
+	if h.wsClosing {
+		return false
+	}
+	h.wsConns[c] = struct{}{}
+	return true
+}
+
+func (h *Handler) untrack(c *wsConn) {
+	h.wsMu.Lock()
+	defer h.wsMu.Unlock()
+	delete(h.wsConns, c)
+}
+
+func (h *Handler) acceptingWS() bool {
+	h.wsMu.Lock()
+	defer h.wsMu.Unlock()
+	return !h.wsClosing
+}
+
+// Shutdown ends the WebSocket connections, which http.Server.Shutdown does
+// not track (they are hijacked): no new ones are accepted, and each one
+// writes what its runs still send (they end, or are cut by the bridge's
+// shutdown with RUN_ERROR "server_shutdown") and closes with 1001, or when
+// ctx ends. Call it after the run service stopped.
+func (h *Handler) Shutdown(ctx context.Context) {
+	h.wsMu.Lock()
+	h.wsClosing = true
+	conns := make([]*wsConn, 0, len(h.wsConns))
+	for c := range h.wsConns {
+		conns = append(conns, c)
+	}
+	h.wsMu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		wg.Go(func() {
+			c.finish(ctx)
+			c.writerWG.Wait()
+		})
+	}
+	wg.Wait()
+}
