@@ -21,6 +21,10 @@ const (
 	DefaultIdleTimeout       = Duration(120 * time.Second)
 	DefaultKeepAlive         = Duration(15 * time.Second)
 	DefaultShutdownGrace     = Duration(10 * time.Second)
+	DefaultClientQueue       = 256
+	DefaultSlowClientTimeout = Duration(10 * time.Second)
+	DefaultWSPingInterval    = Duration(30 * time.Second)
+	DefaultWSReadLimit       = 1<<20 + 4<<10 // a 1 MiB RunAgentInput in a run frame
 	DefaultRunTimeout        = Duration(10 * time.Minute)
 	DefaultIdleRunTimeout    = Duration(2 * time.Minute)
 	DefaultRequestTimeout    = Duration(30 * time.Second)
@@ -117,7 +121,27 @@ type Server struct {
 	// CORSOrigins are the browser origins allowed to call the bridge, each
 	// "scheme://host[:port]" (no path), or "*" for any. Default none: no CORS
 	// headers are sent, so only same-origin pages and non-browser clients can call.
+	// The same list decides which browser pages may open a WebSocket (with
+	// none, only pages of the bridge's own host).
 	CORSOrigins []string `yaml:"corsOrigins"`
+
+	// ClientQueue bounds the events waiting to be written to one client
+	// connection (SSE or WebSocket). Default 256. Must be > 0.
+	ClientQueue int64 `yaml:"clientQueue"`
+
+	// SlowClientTimeout is how long a client's queue may stay full before
+	// the client is dropped; its runs go on, and it can reconnect and
+	// resume after the last event id it saw. Default 10s. Must be > 0.
+	SlowClientTimeout Duration `yaml:"slowClientTimeout"`
+
+	// WSPingInterval is how often WebSocket clients are pinged; one silent
+	// for twice as long is dropped. Default 30s. Must be > 0.
+	WSPingInterval Duration `yaml:"wsPingInterval"`
+
+	// WSReadLimit is the largest WebSocket message a client may send, in
+	// bytes; a larger one closes the connection with 1009. Default 1052672
+	// (1 MiB + 4 KiB: a run frame wraps a RunAgentInput). Must be > 0.
+	WSReadLimit int64 `yaml:"wsReadLimit"`
 }
 
 // Agent is one remote A2A agent.
@@ -204,6 +228,10 @@ func Default() *Config {
 			IdleTimeout:       DefaultIdleTimeout,
 			KeepAlive:         DefaultKeepAlive,
 			ShutdownGrace:     DefaultShutdownGrace,
+			ClientQueue:       DefaultClientQueue,
+			SlowClientTimeout: DefaultSlowClientTimeout,
+			WSPingInterval:    DefaultWSPingInterval,
+			WSReadLimit:       DefaultWSReadLimit,
 		},
 	}
 }
@@ -246,6 +274,14 @@ func (c *Config) ApplyDefaults() {
 	setDuration(&c.Server.IdleTimeout, d.Server.IdleTimeout)
 	setDuration(&c.Server.KeepAlive, d.Server.KeepAlive)
 	setDuration(&c.Server.ShutdownGrace, d.Server.ShutdownGrace)
+	setDuration(&c.Server.SlowClientTimeout, d.Server.SlowClientTimeout)
+	setDuration(&c.Server.WSPingInterval, d.Server.WSPingInterval)
+	if c.Server.ClientQueue == 0 {
+		c.Server.ClientQueue = d.Server.ClientQueue
+	}
+	if c.Server.WSReadLimit == 0 {
+		c.Server.WSReadLimit = d.Server.WSReadLimit
+	}
 	for i := range c.Agents {
 		c.Agents[i].applyDefaults()
 	}

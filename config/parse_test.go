@@ -32,6 +32,10 @@ server:
   keepAlive: 20s
   shutdownGrace: 30s
   corsOrigins: [https://app.example.com, "http://localhost:3000"]
+  clientQueue: 64
+  slowClientTimeout: 3s
+  wsPingInterval: 20s
+  wsReadLimit: 65536
 agents:
   - name: travel
     url: http://127.0.0.1:9001/
@@ -67,6 +71,10 @@ func TestParseFull(t *testing.T) {
 			KeepAlive:         Duration(20 * time.Second),
 			ShutdownGrace:     Duration(30 * time.Second),
 			CORSOrigins:       []string{"https://app.example.com", "http://localhost:3000"},
+			ClientQueue:       64,
+			SlowClientTimeout: Duration(3 * time.Second),
+			WSPingInterval:    Duration(20 * time.Second),
+			WSReadLimit:       64 << 10,
 		},
 		Agents: []Agent{{
 			Name:         "travel",

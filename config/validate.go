@@ -157,6 +157,14 @@ func (s *Server) validate(ps *problems) {
 	positive(ps, "server.idleTimeout", s.IdleTimeout)
 	positive(ps, "server.keepAlive", s.KeepAlive)
 	positive(ps, "server.shutdownGrace", s.ShutdownGrace)
+	positive(ps, "server.slowClientTimeout", s.SlowClientTimeout)
+	positive(ps, "server.wsPingInterval", s.WSPingInterval)
+	if s.ClientQueue <= 0 {
+		ps.add("server.clientQueue", "must be > 0 (got %d)", s.ClientQueue)
+	}
+	if s.WSReadLimit <= 0 {
+		ps.add("server.wsReadLimit", "must be > 0 (got %d)", s.WSReadLimit)
+	}
 	for i, o := range s.CORSOrigins {
 		if o == "*" {
 			continue
