@@ -9,9 +9,9 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 20s
 BENCHTIME   ?= 1s
 
-.PHONY: test check gotest conformance conformance-deps fuzz bench demo build
+.PHONY: test check gotest loadtest conformance conformance-deps fuzz bench demo build
 
-test: check gotest conformance
+test: check gotest loadtest conformance
 
 build:
 	$(GO) build -o bridge ./cmd/bridge
@@ -27,6 +27,12 @@ check:
 gotest:
 	@echo "== go test -race"
 	$(GO) test -race -count=1 ./...
+
+# Load tests count events across many concurrent runs; the race detector
+# slows them tenfold, so they run here without it (go test -race skips them).
+loadtest:
+	@echo "== load tests (1,000 concurrent WebSocket runs)"
+	$(GO) test -count=1 -run 'TestThousand' ./cmd/bridge/
 
 conformance-deps:
 	@command -v node >/dev/null || { echo "node (>= 20) is required for the conformance suite"; exit 1; }

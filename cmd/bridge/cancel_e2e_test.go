@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,19 +24,40 @@ import (
 // act in the middle of it.
 type liveRun struct {
 	events chan agui.Event // every event, as it is decoded
+	frames chan sseFrame   // the same, with its SSE id
 	done   chan runResult  // the whole result once the stream ends
+	cancel context.CancelFunc
+}
+
+// sseFrame is one SSE frame: its id (0 when it has none) and data.
+type sseFrame struct {
+	seq  int64
+	data string
 }
 
 // open starts a run and reads its stream in the background.
 func (b *testBridge) open(t *testing.T, agent string, body []byte) *liveRun {
 	t.Helper()
-	lr := &liveRun{events: make(chan agui.Event, 1024), done: make(chan runResult, 1)}
+	return b.stream(t, http.MethodPost, "/agents/"+agent, body, nil)
+}
+
+// stream reads an SSE response in the background.
+func (b *testBridge) stream(t *testing.T, method, path string, body []byte, header http.Header) *liveRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	lr := &liveRun{events: make(chan agui.Event, 4096), frames: make(chan sseFrame, 4096), done: make(chan runResult, 1), cancel: cancel}
 	go func() {
 		defer close(lr.events)
+		defer close(lr.frames)
 		res := runResult{}
 		defer func() { lr.done <- res }()
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, b.url+"/agents/"+agent, bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
+		req, _ := http.NewRequestWithContext(ctx, method, b.url+path, bytes.NewReader(body))
+		if body != nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		for k, v := range header {
+			req.Header[k] = v
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			res.status = -1
@@ -45,11 +68,19 @@ func (b *testBridge) open(t *testing.T, agent string, body []byte) *liveRun {
 		var raw bytes.Buffer
 		sc := bufio.NewScanner(io.TeeReader(resp.Body, &raw))
 		sc.Buffer(nil, 1<<20)
+		var seq int64
 		for sc.Scan() {
-			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			line := sc.Text()
+			if v, ok := strings.CutPrefix(line, "id: "); ok {
+				seq, _ = strconv.ParseInt(v, 10, 64)
+				continue
+			}
+			data, ok := strings.CutPrefix(line, "data: ")
 			if !ok {
 				continue
 			}
+			lr.frames <- sseFrame{seq: seq, data: data}
+			seq = 0
 			ev, err := agui.Decode([]byte(data))
 			if err != nil {
 				continue // check() reports the stream as a whole

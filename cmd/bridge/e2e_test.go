@@ -27,11 +27,19 @@ type testBridge struct {
 	url   string
 	store *tasks.MemoryStore
 	demo  *agents.Server
+	svc   *tasks.Service
 }
 
 func startBridge(t *testing.T, tweak func(*config.Config)) *testBridge {
 	t.Helper()
-	demo, err := agents.Start(t.Context(), "127.0.0.1:0", agents.Options{Delay: -1})
+	return startBridgeWith(t, agents.Options{Delay: -1}, tweak)
+}
+
+// startBridgeWith is startBridge with the demo agents' options (a delay
+// between streamed events makes a stream last long enough to cut).
+func startBridgeWith(t *testing.T, opts agents.Options, tweak func(*config.Config)) *testBridge {
+	t.Helper()
+	demo, err := agents.Start(t.Context(), "127.0.0.1:0", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,13 +74,14 @@ func startBridge(t *testing.T, tweak func(*config.Config)) *testBridge {
 	b := build(cfg, store, slog.New(slog.DiscardHandler))
 	srv := httptest.NewServer(b.handler)
 	t.Cleanup(func() {
-		srv.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = b.svc.Close(ctx)
+		b.handler.Shutdown(ctx)
+		srv.Close()
 		b.closeAgents()
 	})
-	return &testBridge{url: srv.URL, store: store, demo: demo}
+	return &testBridge{url: srv.URL, store: store, demo: demo, svc: b.svc}
 }
 
 type runResult struct {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -229,10 +229,17 @@ type bridgeProcs struct {
 // temp dir and the named demo agents.
 func newBridgeProcs(t *testing.T, bin string, demo map[string]string, names ...string) *bridgeProcs {
 	t.Helper()
+	return newBridgeProcsWith(t, bin, demo, "", names...)
+}
+
+// newBridgeProcsWith is newBridgeProcs with more top-level YAML (e.g. a
+// server: section).
+func newBridgeProcsWith(t *testing.T, bin string, demo map[string]string, extra string, names ...string) *bridgeProcs {
+	t.Helper()
 	dir := t.TempDir()
 	addr := freePort(t)
 	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "listen: %q\nstore: {kind: embedded, path: %q}\nagents:\n", addr, filepath.Join(dir, "bridge.db"))
+	fmt.Fprintf(&cfg, "listen: %q\nstore: {kind: embedded, path: %q}\n%sagents:\n", addr, filepath.Join(dir, "bridge.db"), extra)
 	for _, name := range names {
 		u, ok := demo[name]
 		if !ok {
@@ -272,6 +279,24 @@ func (p *bridgeProcs) start(t *testing.T) *testBridge {
 		case <-time.After(pollInterval):
 		}
 	}
+}
+
+// terminate sends SIGTERM to the running bridge and waits until it exits,
+// which must be cleanly.
+func (p *bridgeProcs) terminate(t *testing.T) {
+	t.Helper()
+	if err := p.current.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.current.done:
+	case <-time.After(procExitTimeout):
+		t.Fatalf("%s did not exit within %v of SIGTERM", p.current.name, procExitTimeout)
+	}
+	if p.current.err != nil {
+		t.Fatalf("%s exited with %v after SIGTERM\nstderr:\n%s", p.current.name, p.current.err, p.current.stderr)
+	}
+	http.DefaultClient.CloseIdleConnections()
 }
 
 // kill SIGKILLs the running bridge and waits until it is gone.
@@ -399,86 +424,58 @@ func TestRestartBetweenInterruptAndResume(t *testing.T) {
 	}
 }
 
-// TestKillDuringRunLeavesThreadUsable: a run cut by SIGKILL must not keep
-// its thread busy in the next bridge process.
-func TestKillDuringRunLeavesThreadUsable(t *testing.T) {
+// TestKillDuringRunIsTakenOver: a bridge SIGKILLed while a run streams
+// leaves the A2A task running; the next process takes the run over and
+// finishes it into the journal. A client that read part of the stream
+// resumes after the last id it saw and gets the rest: together one valid
+// run with the answer once. The thread then takes new runs.
+func TestKillDuringRunIsTakenOver(t *testing.T) {
 	t.Parallel()
 	bridgeBin, demoBin := buildBinaries(t)
 	demo := startDemoAgents(t, demoBin)
-	procs := newBridgeProcs(t, bridgeBin, demo, "slow", "streamer")
+	procs := newBridgeProcs(t, bridgeBin, demo, "counter", "streamer")
 	b := procs.start(t)
 
-	// The slow agent never finishes by itself.
-	cancelFirst := openStream(t, b, "slow", runBody("th-slow", "run-1", true, userMsg("u1", "take your time")))
+	// counter streams one number every 100ms for ten seconds.
+	lr := b.open(t, "counter", runBody("th-kill", "run-1", true, userMsg("u1", "count")))
+	var seen []sseFrame
+	for f := range lr.frames {
+		seen = append(seen, f)
+		if strings.Contains(f.data, `"delta":"3 "`) {
+			break
+		}
+	}
 	procs.kill(t)
-	cancelFirst()
+	lr.cancel()
 
 	b = procs.start(t)
-	cancelSecond := openStream(t, b, "slow", runBody("th-slow", "run-2", true,
-		userMsg("u1", "take your time"), userMsg("u2", "are you still there?")))
-	cancelSecond()
+	last := seen[len(seen)-1].seq
+	rest := collectFrames(t, b.stream(t, http.MethodGet, fmt.Sprintf("/agents/counter/threads/th-kill/events?after=%d", last), nil,
+		http.Header{"Accept": {"text/event-stream"}}))
+	events := decodeFrames(t, append(seen, rest...))
+	if err := agui.CheckStream(true, events); err != nil {
+		t.Fatalf("the stream before the kill and after the takeover is not one valid run: %v", err)
+	}
+	got := runResult{events: events}
+	if got.last().Type() != agui.EventRunFinished || got.outcome() != nil {
+		t.Fatalf("the taken-over run ends with %s", got.last().Type())
+	}
+	got.wantAnswerOnce(t, agents.CounterText(agents.DefaultCounterCount))
+	// Every frame has its id, strictly increasing: nothing lost, nothing twice.
+	prev := int64(0)
+	for _, f := range append(seen, rest...) {
+		if f.seq != prev+1 && prev != 0 {
+			t.Fatalf("sequence jumps from %d to %d", prev, f.seq)
+		}
+		prev = f.seq
+	}
 
-	// The bridge keeps working after the client went away.
+	// The thread takes new runs, and the bridge serves others meanwhile.
+	next := b.open(t, "counter", runBody("th-kill", "run-2", true, userMsg("u1", "count"), userMsg("u2", "again")))
+	next.until(t, isContent)
+	b.cancelThread(t, "counter", "th-kill")
+	wantCancelledRun(t, next.result(t), true)
 	r := b.post(t, "streamer", runBody("th-other", "run-1", true, userMsg("u1", "hello")))
 	r.check(t, true)
 	r.wantAnswerOnce(t, agents.StreamerAnswer("hello"))
-	resp, err := http.Get(b.url + "/readyz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("readyz %d after the cancelled run", resp.StatusCode)
-	}
-}
-
-// openStream posts a run, requires 200, and reads until RUN_STARTED
-// (bounded); the returned func ends the request.
-func openStream(t *testing.T, b *testBridge, agent string, body []byte) (cancelRun func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
-	t.Cleanup(cancel)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.url+"/agents/"+agent, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cancelRun = func() { cancel(); resp.Body.Close() }
-	if resp.StatusCode != http.StatusOK {
-		var buf bytes.Buffer
-		_, _ = buf.ReadFrom(resp.Body)
-		cancelRun()
-		t.Fatalf("%s: status %d: %s", agent, resp.StatusCode, buf.Bytes())
-	}
-	// The read is bounded: the request is cancelled if RUN_STARTED does
-	// not come in time.
-	timer := time.AfterFunc(procStartTimeout, cancel)
-	defer timer.Stop()
-	var seen bytes.Buffer
-	rd := bufio.NewReader(resp.Body)
-	for {
-		line, err := rd.ReadString('\n')
-		seen.WriteString(line)
-		if err != nil {
-			cancelRun()
-			t.Fatalf("%s: stream ended before RUN_STARTED: %v\n%s", agent, err, seen.Bytes())
-		}
-		if strings.HasPrefix(line, "data: ") {
-			ev, err := agui.Decode([]byte(strings.TrimSpace(strings.TrimPrefix(line, "data: "))))
-			if err != nil {
-				cancelRun()
-				t.Fatalf("%s: frame %q: %v", agent, line, err)
-			}
-			if ev.Type() == agui.EventRunStarted {
-				return cancelRun
-			}
-			cancelRun()
-			t.Fatalf("%s: first event %s, want RUN_STARTED:\n%s", agent, ev.Type(), seen.Bytes())
-		}
-	}
 }

@@ -43,7 +43,7 @@ func cmdServe(ctx context.Context, args []string, _ io.Writer, log *slog.Logger)
 // bridge is the wired bridge: the run service and its HTTP handler.
 type bridge struct {
 	svc     *tasks.Service
-	handler http.Handler
+	handler *aguihttp.Handler
 	remotes map[string]*remoteAgent
 }
 
@@ -88,12 +88,16 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger) *bridge {
 		Runner: aguihttp.RunnerFunc(func(ctx context.Context, agent string, in *agui.RunAgentInput) (aguihttp.Stream, error) {
 			return svc.StartRun(ctx, agent, in)
 		}),
-		Catalog:      &catalog{agents: remotes, store: store},
-		Threads:      threads{svc},
-		Logger:       log,
-		MaxBodyBytes: cfg.Server.MaxBodyBytes,
-		KeepAlive:    time.Duration(cfg.Server.KeepAlive),
-		CORSOrigins:  cfg.Server.CORSOrigins,
+		Catalog:           &catalog{agents: remotes, store: store},
+		Threads:           threads{svc},
+		Logger:            log,
+		MaxBodyBytes:      cfg.Server.MaxBodyBytes,
+		KeepAlive:         time.Duration(cfg.Server.KeepAlive),
+		CORSOrigins:       cfg.Server.CORSOrigins,
+		QueueSize:         int(cfg.Server.ClientQueue),
+		SlowClientTimeout: time.Duration(cfg.Server.SlowClientTimeout),
+		WSReadLimit:       cfg.Server.WSReadLimit,
+		WSPingInterval:    time.Duration(cfg.Server.WSPingInterval),
 	})
 	return &bridge{svc: svc, handler: handler, remotes: remotes}
 }
@@ -109,10 +113,24 @@ func (t threads) Cancel(ctx context.Context, agent, threadID string) (any, error
 	return t.svc.Cancel(ctx, agent, threadID)
 }
 
+func (t threads) Follow(ctx context.Context, agent, threadID string, after int64) (aguihttp.Stream, error) {
+	return t.svc.Follow(ctx, agent, threadID, after)
+}
+
+func (t threads) Poll(ctx context.Context, agent, threadID string, after int64, wait time.Duration) (*aguihttp.Poll, error) {
+	p, err := t.svc.Poll(ctx, agent, threadID, after, wait, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &aguihttp.Poll{Events: p.Events, Next: p.Next, Done: p.Done}, nil
+}
+
 // serve runs the bridge until ctx ends, then shuts down gracefully: no new
-// runs, in-flight streams get the grace period to finish, the rest end with
-// RUN_ERROR{code:"bridge_shutdown"} (their A2A tasks keep running and the
-// threads remember them).
+// connections or runs, in-flight runs get the grace period to finish, the
+// rest are cut — their streams end with RUN_ERROR{code:"server_shutdown"},
+// their A2A tasks keep running, and the next start takes them over and
+// finishes them into the journal — WebSockets close with 1001, then the
+// store closes.
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening func(net.Addr)) error {
 	store, err := openStore(cfg.Store)
 	if err != nil {
@@ -122,6 +140,15 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening 
 	b := build(cfg, store, log)
 	defer b.closeAgents()
 	svc, handler := b.svc, b.handler
+	// Runs a previous process left in progress (it was stopped or killed)
+	// go on where their journals end.
+	if cfg.Store.Kind == config.StoreMemory || cfg.Store.Kind == config.StoreEmbedded || cfg.Store.Kind == "" {
+		if n, err := svc.Recover(ctx); err != nil {
+			log.Error("take over runs left in progress", "err", err)
+		} else if n > 0 {
+			log.Info("took over runs left in progress", "runs", n)
+		}
+	}
 
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -154,6 +181,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening 
 	closed := make(chan struct{})
 	go func() {
 		_ = svc.Close(grace)
+		// The runs ended or were cut: WebSockets write what is left and
+		// close with 1001.
+		short, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		handler.Shutdown(short)
+		cancel()
 		close(closed)
 	}()
 	if err := srv.Shutdown(grace); err != nil {
