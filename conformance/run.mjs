@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-import { CLIENT_VERSIONS, evidence, loadClient, runScenario, withAuthorizeURL, withCancelsURL } from './lib/harness.mjs';
+import { CLIENT_VERSIONS, TRANSPORTS, evidence, loadClient, runScenario, shape, withAuthorizeURL, withCancelsURL } from './lib/harness.mjs';
 import { firstJSONLine, freePort, run, start, stopAll, tail, waitReady } from './lib/procs.mjs';
 import { bridgeAgents, scenarios } from './scenarios.mjs';
 
@@ -32,8 +32,13 @@ const { values: opts } = parseArgs({
     timeout: { type: 'string', default: process.env.CONFORMANCE_RUN_TIMEOUT_MS ?? '20000' },
     'no-build': { type: 'boolean', default: false },
     verbose: { type: 'boolean', short: 'v', default: false },
+    transports: { type: 'string' },
   },
 });
+const transports = opts.transports ? opts.transports.split(',').map((s) => s.trim()) : TRANSPORTS;
+for (const t of transports) {
+  if (!TRANSPORTS.includes(t)) throw new Error(`unknown transport ${t}; known: ${TRANSPORTS.join(', ')}`);
+}
 const runTimeoutMs = Number(opts.timeout);
 const clientVersions = opts.clients ? opts.clients.split(',').map((s) => s.trim()) : CLIENT_VERSIONS;
 for (const v of clientVersions) {
@@ -41,13 +46,17 @@ for (const v of clientVersions) {
 }
 const only = opts.only ? new RegExp(opts.only) : null;
 
-/** The (scenario, client) pairs this invocation runs. */
+/**
+ * The (scenario, client, transport) runs this invocation makes. Over
+ * WebSocket a scenario must also give the event sequence it gave over SSE
+ * with the same client, so the SSE run comes first.
+ */
 const plan = [];
 for (const s of scenarios) {
   if (only && !only.test(s.name)) continue;
   for (const v of clientVersions) {
     if (s.clients && !s.clients.includes(v)) continue;
-    plan.push({ s, v });
+    for (const t of transports) plan.push({ s, v, t });
   }
 }
 
@@ -138,6 +147,33 @@ async function setup() {
   return { base, missing, configured: new Set(agents.map((a) => a.name)), goAgents, jsAgents };
 }
 
+/**
+ * readmeSnippet runs the README's Node WebSocket snippet (the js block after
+ * the ws-node-snippet marker) against the bridge's streamer, with the real
+ * @ag-ui/client 1.0.0: what a user copies must work. Resolves to the
+ * problems.
+ */
+async function readmeSnippet(base) {
+  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const m = /<!-- ws-node-snippet[^>]*-->\s*```js\n([\s\S]*?)```/.exec(readme);
+  if (!m) return ['README.md has no ws-node-snippet block'];
+  const code = m[1]
+    .replaceAll("'@ag-ui/client'", "'agui-client-1.0.0'")
+    .replaceAll('ws://127.0.0.1:8080', base.replace(/^http/, 'ws'));
+  const file = path.join(work, 'readme-ws-snippet.mjs');
+  fs.writeFileSync(file, code);
+  try {
+    const out = await run(process.execPath, [file], { cwd: here, timeoutMs: runTimeoutMs });
+    const want = 'You said: Hello. Here is a streamed answer.';
+    return out.includes(want) ? [] : [`the snippet printed ${JSON.stringify(out)}, want ${JSON.stringify(want)}`];
+  } catch (err) {
+    return [`the snippet failed: ${err.message.split('\n').slice(0, 6).join(' | ')}`];
+  }
+}
+
+/** label names a run: the client generation, and the transport when it is not SSE. */
+const label = (v, t) => (t === 'sse' ? v : `${v} ${t}`);
+
 let passed = 0;
 let failed = 0;
 let exitCode = 1;
@@ -153,16 +189,17 @@ try {
     for (const [name, file] of Object.entries(logs)) {
       if (fs.existsSync(file) && fs.statSync(file).size > 0) say(`--- ${name} log (${rel(file)}), last lines:\n${tail(file)}`);
     }
-    for (const { s, v } of plan) say(`FAIL ${s.name} [${v}]: not run (setup failed)`);
+    for (const { s, v, t } of plan) say(`FAIL ${s.name} [${label(v, t)}]: not run (setup failed)`);
     failed = plan.length;
   }
 
   if (env) {
     const whyMissing = Object.values(env.missing).join('; ') || 'not in the agent announcements';
-    for (const { s, v } of plan) {
+    const sseShapes = new Map();
+    for (const { s, v, t } of plan) {
       if (!env.configured.has(s.agent)) {
         failed++;
-        say(`FAIL ${s.name} [${v}]: agent ${s.agent} not configured (${whyMissing})`);
+        say(`FAIL ${s.name} [${label(v, t)}]: agent ${s.agent} not configured (${whyMissing})`);
         continue;
       }
       const url = `${env.base}/agents/${s.agent}`;
@@ -172,19 +209,35 @@ try {
         // a cancel row reads its agent's CancelTask log the same way.
         let row = s.resume?.authorize ? withAuthorizeURL(s, env.goAgents[s.resume.authorize.agent]?.url) : s;
         row = withCancelsURL(row, (env.goAgents[s.agent] ?? env.jsAgents[s.agent])?.url);
-        result = await runScenario(row, v, url, runTimeoutMs);
+        result = await runScenario(row, v, url, runTimeoutMs, t);
       } catch (err) {
         result = { ok: false, problems: [`harness error: ${err?.stack ?? err}`], runs: [] };
       }
-      const ms = result.runs.reduce((t, r) => t + r.ms, 0);
+      const key = `${s.name} ${v}`;
+      if (t === 'sse' && result.ok) sseShapes.set(key, shape(result));
+      if (t === 'ws' && result.ok && sseShapes.has(key) && sseShapes.get(key) !== shape(result)) {
+        result.ok = false;
+        result.problems.push(`the event sequence over WebSocket differs from SSE:\n${shape(result)}\n--- over SSE ---\n${sseShapes.get(key)}`);
+      }
+      const ms = result.runs.reduce((n, r) => n + r.ms, 0);
       if (result.ok) {
         passed++;
-        say(`ok   ${s.name} [${v}] (${ms} ms)`);
+        say(`ok   ${s.name} [${label(v, t)}] (${ms} ms)`);
       } else {
         failed++;
-        say(`FAIL ${s.name} [${v}]: ${result.problems.join('; ')}`);
+        say(`FAIL ${s.name} [${label(v, t)}]: ${result.problems.join('; ')}`);
       }
       if (!result.ok || opts.verbose) for (const l of evidence(result)) say(`       ${l}`);
+    }
+  }
+  if (env && transports.includes('ws') && (!only || only.test('readme-ws-node-snippet'))) {
+    const problems = await readmeSnippet(env.base);
+    if (problems.length === 0) {
+      passed++;
+      say('ok   readme-ws-node-snippet [1.0.0 ws]');
+    } else {
+      failed++;
+      say(`FAIL readme-ws-node-snippet [1.0.0 ws]: ${problems.join('; ')}`);
     }
   }
   exitCode = failed > 0 ? 1 : 0;

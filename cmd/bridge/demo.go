@@ -75,5 +75,11 @@ func printDemo(w io.Writer, base string, names []string, storePath string) {
 	fmt.Fprintf(w, "\nThe thread, its pending interrupts and task; cancel its task:\n  curl %s/agents/asker/threads/t4\n  curl -X POST %s/agents/asker/threads/t4/cancel\n", base, base)
 	fmt.Fprintf(w, "\nStop a run while it streams: start the counter (it counts for ten seconds), cancel it from another terminal:\n  "+post+
 		"  curl -X POST %s/agents/counter/threads/t7/cancel\n", "counter", body("t7", "Count for me"), base)
+	fmt.Fprintf(w, "\nResume a thread's stream after the last event id you saw (then live until the run ends), or long-poll it:\n"+
+		"  curl -N %s/agents/streamer/threads/t1/events -H 'Last-Event-ID: 3'\n"+
+		"  curl '%s/agents/streamer/threads/t1/events?after=0&wait=10' -H 'Accept: application/json'\n", base, base)
+	fmt.Fprintf(w, "\nThe same runs over a WebSocket (%s/agents/{name}/ws), e.g. with websocat:\n"+
+		"  echo '{\"type\":\"run\",\"input\":{\"threadId\":\"t8\",\"runId\":\"run-1\",\"messages\":[{\"id\":\"m1\",\"role\":\"user\",\"content\":\"Hi\"}]}}' | websocat %s/agents/streamer/ws\n",
+		strings.Replace(base, "http", "ws", 1), strings.Replace(base, "http", "ws", 1))
 	fmt.Fprintf(w, "\nThe agents and their A2A cards:\n  curl %s/agents\n\nPress Ctrl-C to stop.\n", base)
 }

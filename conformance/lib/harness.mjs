@@ -16,7 +16,11 @@
 // Runs are sequential: console capture and the fetch tap are process-global.
 
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { format } from 'node:util';
+
+import { Observable } from 'rxjs';
+import WebSocket from 'ws';
 
 export const CLIENT_VERSIONS = ['1.0.0', '0.0.59', '0.0.36'];
 
@@ -61,6 +65,107 @@ globalThis.fetch = async function tappedFetch(input, init) {
   })();
   return new Response(mine, { status: res.status, statusText: res.statusText, headers: res.headers });
 };
+
+// ---- WebSocket transport ----
+
+/** The transports a scenario runs over: SSE (HttpAgent) and the bridge's WebSocket framing. */
+export const TRANSPORTS = ['sse', 'ws'];
+
+const wsAgents = new Map();
+
+/**
+ * wsAgentClass is, for one client generation, an AbstractAgent whose run()
+ * reads the bridge's WebSocket (README: WebSocket) instead of POSTing for
+ * SSE: it opens /agents/<name>/ws, sends {"type":"run","input":…} and
+ * hands each envelope's event to the client, whose own pipeline (1.0.0:
+ * enforcement, chunk expansion, verifier; 0.0.x: verifier) then judges the
+ * stream exactly as for HttpAgent. On 0.0.x HttpAgent also parses every
+ * frame with the generation's EventSchemas at the transport, so this does
+ * too. Envelopes must belong to the run (threadId, runId) and carry
+ * strictly increasing seqs (0 only on an unjournaled RUN_ERROR); anything
+ * else fails the run. The envelopes land in the tap as one exchange.
+ */
+function wsAgentClass(version, mod) {
+  if (wsAgents.has(version)) return wsAgents.get(version);
+  let schemas;
+  if (version !== '1.0.0') {
+    const req = createRequire(createRequire(import.meta.url).resolve(`agui-client-${version}`));
+    schemas = req('@ag-ui/core').EventSchemas;
+  }
+  class WsAgent extends mod.AbstractAgent {
+    constructor({ wsUrl, ...rest }) {
+      super(rest);
+      this.wsUrl = wsUrl;
+    }
+
+    run(input) {
+      return new Observable((subscriber) => {
+        const ws = new WebSocket(this.wsUrl);
+        this.socket = ws;
+        const ex = { url: this.wsUrl, status: 101, contentType: 'websocket', raw: '' };
+        tap?.exchanges.push(ex);
+        let lastSeq = 0;
+        let ended = false;
+        const fail = (err) => {
+          if (ended) return;
+          ended = true;
+          subscriber.error(err);
+          ws.close();
+        };
+        ws.on('open', () => ws.send(JSON.stringify({ type: 'run', input })));
+        ws.on('message', (data) => {
+          if (ended) return;
+          ex.raw += `${data}\n`;
+          let env;
+          try {
+            env = JSON.parse(String(data));
+          } catch (err) {
+            return fail(new Error(`WebSocket message is not JSON: ${err.message}`));
+          }
+          const event = env.event;
+          if (env.threadId !== input.threadId || env.runId !== input.runId) {
+            return fail(new Error(`envelope for ${env.threadId}/${env.runId} on run ${input.threadId}/${input.runId}`));
+          }
+          if (env.seq === 0 ? event?.type !== 'RUN_ERROR' : !(env.seq > lastSeq)) {
+            return fail(new Error(`envelope seq ${env.seq} after ${lastSeq} (${event?.type})`));
+          }
+          if (env.seq > 0) lastSeq = env.seq;
+          let parsed = event;
+          if (schemas) {
+            try {
+              parsed = schemas.parse(event);
+            } catch (err) {
+              return fail(err);
+            }
+          }
+          subscriber.next(parsed);
+          if (event.type === 'RUN_FINISHED' || event.type === 'RUN_ERROR') {
+            ended = true;
+            subscriber.complete();
+            ws.close();
+          }
+        });
+        ws.on('error', (err) => fail(err));
+        ws.on('close', () => {
+          if (!ended) {
+            ended = true;
+            subscriber.complete(); // the harness flags a missing terminal event
+          }
+        });
+        return () => {
+          ended = true;
+          ws.close();
+        };
+      });
+    }
+
+    abortRun() {
+      this.socket?.terminate();
+    }
+  }
+  wsAgents.set(version, WsAgent);
+  return WsAgent;
+}
 
 // ---- console capture ----
 
@@ -190,7 +295,7 @@ function genericProblems(rec) {
   if (rec.error) p.push(`runAgent() rejected: ${oneLine(rec.error?.message ?? rec.error)}`);
   else if (rec.failed) p.push(`onRunFailed: ${oneLine(rec.failed?.message ?? rec.failed)}`);
   for (const ex of rec.exchanges) {
-    if (ex.status < 200 || ex.status > 299) p.push(`HTTP ${ex.status} from ${ex.url}: ${ex.raw.slice(0, 300)}`);
+    if (ex.contentType !== 'websocket' && (ex.status < 200 || ex.status > 299)) p.push(`HTTP ${ex.status} from ${ex.url}: ${ex.raw.slice(0, 300)}`);
   }
   for (const l of complaints(rec.consoleLines)) p.push(`console.${l.level}: ${l.text.split('\n')[0].slice(0, 400)}`);
   if (!rec.timedOut && !rec.error) {
@@ -498,10 +603,15 @@ export function judge(expect, rec, messages, version, state) {
   return p;
 }
 
-/** A fresh HttpAgent on a fresh thread (with `initialState`, if given), with the user's message added. */
-export async function newAgent(version, url, userText, initialState) {
-  const { HttpAgent } = await loadClient(version);
-  const agent = new HttpAgent({ url, threadId: randomUUID(), ...(initialState !== undefined && { initialState: structuredClone(initialState) }) });
+/**
+ * A fresh agent on a fresh thread (with `initialState`, if given), with the
+ * user's message added: an HttpAgent, or for transport "ws" the WebSocket
+ * agent of the same client generation.
+ */
+export async function newAgent(version, url, userText, initialState, transport = 'sse') {
+  const mod = await loadClient(version);
+  const opts = { threadId: randomUUID(), ...(initialState !== undefined && { initialState: structuredClone(initialState) }) };
+  const agent = transport === 'ws' ? new (wsAgentClass(version, mod))({ ...opts, wsUrl: `${url.replace(/^http/, 'ws')}/ws` }) : new mod.HttpAgent({ url, ...opts });
   agent.addMessage({ id: randomUUID(), role: 'user', content: userText });
   return agent;
 }
@@ -694,10 +804,10 @@ async function resumeAfterSignIn(authorize, agent, url, pending, resume, timeout
  * the harness signs in out of band around the resume (resumeAfterSignIn), and
  * the resumed run must leave the state on the task it signed in to.
  */
-export async function runScenario(s, version, url, timeoutMs) {
-  if (s.frontendTool) return runFrontendTool(s, version, url, timeoutMs);
-  if (s.cancel) return runCancel(s, version, url, timeoutMs);
-  const agent = await newAgent(version, url, s.text, s.initialState);
+export async function runScenario(s, version, url, timeoutMs, transport = 'sse') {
+  if (s.frontendTool) return runFrontendTool(s, version, url, timeoutMs, transport);
+  if (s.cancel) return runCancel(s, version, url, timeoutMs, transport);
+  const agent = await newAgent(version, url, s.text, s.initialState, transport);
   const runs = [];
   const first = await runOnce(agent, s.tools ? { tools: s.tools } : {}, timeoutMs);
   runs.push(first);
@@ -776,11 +886,11 @@ async function sideRequest(method, url, deadline) {
  * still holds one.
  *   s.cancel = {when, cancelsURL (withCancelsURL)}
  */
-async function runCancel(s, version, url, timeoutMs) {
+async function runCancel(s, version, url, timeoutMs, transport) {
   const c = s.cancel;
   if (!CANCEL_WHEN.includes(c.when)) throw new Error(`cancel.when ${JSON.stringify(c.when)}, want one of ${CANCEL_WHEN.join(', ')}`);
   if (!c.cancelsURL) throw new Error('cancel.cancelsURL missing (withCancelsURL)');
-  const agent = await newAgent(version, url, s.text, s.initialState);
+  const agent = await newAgent(version, url, s.text, s.initialState, transport);
   const threadURL = `${url}/threads/${encodeURIComponent(agent.threadId)}`;
   const deadline = Date.now() + timeoutMs;
   const runId = randomUUID();
@@ -824,20 +934,46 @@ async function runCancel(s, version, url, timeoutMs) {
   return { ok: problems.length === 0, problems, runs: [rec], messages: agent.messages };
 }
 
-/** The events of a run as the server sent them (the data: lines of the SSE bodies). */
+/** The events of a run as the server sent them (the data: lines of the SSE bodies, the WebSocket envelopes). */
 function rawEvents(rec) {
   const out = [];
   for (const ex of rec.exchanges) {
     for (const line of ex.raw.split('\n')) {
-      if (!line.startsWith('data:')) continue;
+      const ws = ex.contentType === 'websocket';
+      if (!ws && !line.startsWith('data:')) continue;
       try {
-        out.push(JSON.parse(line.slice(5)));
+        out.push(ws ? JSON.parse(line).event : JSON.parse(line.slice(5)));
       } catch {
         // not JSON: the client would have failed the run already
       }
     }
   }
   return out;
+}
+
+/** Events whose number depends on when a polled agent was looked at, not on the transport. */
+const TIMING = new Set(['STEP_STARTED', 'STEP_FINISHED', 'STATE_SNAPSHOT', 'STATE_DELTA']);
+
+/**
+ * shape is what two runs of the same scenario over different transports
+ * must share: the events the client applied, with text deltas, tool names,
+ * error codes and outcomes (ids and timestamps differ by thread). Steps and
+ * state updates are left out: how many a run has depends on when an agent
+ * without streaming was polled (its final state is checked on every run).
+ */
+export function shape(result) {
+  return result.runs
+    .map((rec) =>
+      rec.events
+        .filter((e) => !TIMING.has(e.type))
+        .map((e) => {
+          const text = typeof e.delta === 'string' ? e.delta : undefined;
+          const detail = text ?? e.toolCallName ?? e.code ?? (e.type === 'RUN_FINISHED' ? e.outcome?.type : undefined) ?? e.name ?? '';
+          return `${e.type}${detail === '' ? '' : ` ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`}`;
+        })
+        .join('\n'),
+    )
+    .join('\n--- next run ---\n');
 }
 
 /** The RUN_FINISHED event of a run, as the client applied it. */
@@ -909,9 +1045,9 @@ function frontendCallProblems(ft, rec, agent, version) {
  * task as after run 1.
  *   s.frontendTool = {tool, args, result, answer, state?}
  */
-async function runFrontendTool(s, version, url, timeoutMs) {
+async function runFrontendTool(s, version, url, timeoutMs, transport) {
   const ft = s.frontendTool;
-  const agent = await newAgent(version, url, s.text, s.initialState);
+  const agent = await newAgent(version, url, s.text, s.initialState, transport);
   const params = s.tools ? { tools: s.tools } : {};
   const runs = [];
   const first = await runOnce(agent, params, timeoutMs);
