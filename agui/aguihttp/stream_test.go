@@ -53,7 +53,7 @@ func TestSlowClientIsDropped(t *testing.T) {
 // countingFramer records writes and flushes.
 type countingFramer struct {
 	writes, flushes, pings int
-	seqs               []int64
+	seqs                   []int64
 }
 
 func (f *countingFramer) write(env agui.Envelope) error {
