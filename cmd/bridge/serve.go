@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
+	"os"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
@@ -154,6 +156,13 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening 
 	if err != nil {
 		return err
 	}
+	if addr := os.Getenv("BRIDGE_PPROF"); addr != "" {
+		stop, err := servePprof(addr, log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	// No WriteTimeout or ReadTimeout: either would cut long SSE streams (an
 	// expired read deadline cancels the request's context). The handler sets
 	// a read deadline for the body and a deadline per write instead.
@@ -203,6 +212,25 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening 
 		return err
 	}
 	return nil
+}
+
+// servePprof serves Go's profiler (net/http/pprof) on its own listener,
+// for measuring the bridge under load (BRIDGE_PPROF=127.0.0.1:6060). It is
+// never on the public handler: profiles show internals.
+func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("BRIDGE_PPROF: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	log.Info("profiler listening", "addr", ln.Addr().String())
+	return func() { _ = srv.Close() }, nil
 }
 
 func openStore(c config.Store) (tasks.Store, error) {
