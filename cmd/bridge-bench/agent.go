@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/examples/agents"
@@ -19,6 +20,16 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 )
+
+// agentStats is what GET /stats on the agent answers.
+type agentStats struct {
+	// A2AConnections counts the connections that have carried an A2A
+	// request: how many a client opened, which shows whether it reuses them.
+	A2AConnections int64 `json:"a2aConnections"`
+}
+
+// connSeen marks, per connection, whether it has carried an A2A request.
+type connSeen struct{}
 
 // agentStartup is the one JSON line the agent prints once it listens.
 type agentStartup struct {
@@ -87,8 +98,21 @@ func cmdAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
-	mux.Handle("/jsonrpc", a2asrv.NewJSONRPCHandler(handler))
-	mux.Handle("/v03", a2av0.NewJSONRPCHandler(handler))
+	var conns atomic.Int64
+	countConns := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if seen, ok := r.Context().Value(connSeen{}).(*atomic.Bool); ok && !seen.Swap(true) {
+				conns.Add(1)
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	mux.Handle("/jsonrpc", countConns(a2asrv.NewJSONRPCHandler(handler)))
+	mux.Handle("/v03", countConns(a2av0.NewJSONRPCHandler(handler)))
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(agentStats{A2AConnections: conns.Load()})
+	})
 	var releaseOnce sync.Once
 	mux.HandleFunc("POST /release", func(w http.ResponseWriter, _ *http.Request) {
 		releaseOnce.Do(func() { close(release) })
@@ -99,6 +123,9 @@ func cmdAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		ReadHeaderTimeout: 10 * time.Second,
 		// No ReadTimeout or WriteTimeout: they would cut the streams.
 		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, connSeen{}, new(atomic.Bool))
+		},
 	}
 
 	var wg sync.WaitGroup

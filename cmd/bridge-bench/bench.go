@@ -34,6 +34,7 @@ type settings struct {
 	store       string
 	targets     []string
 	json        bool
+	jsonFile    string
 	verbose     bool
 	bridgeBin   string
 	peerDir     string
@@ -69,6 +70,7 @@ func parseSettings(args []string, stderr io.Writer) (*settings, error) {
 	fs.StringVar(&s.store, "store", "embedded", "bridge store: `embedded` (a bbolt file in the temp dir) or memory")
 	targets := fs.String("targets", strings.Join(allTargets, ","), "comma-separated targets of the chunks mode, measured in this order")
 	fs.BoolVar(&s.json, "json", false, "print the report as JSON")
+	fs.StringVar(&s.jsonFile, "json-file", "", "also write the JSON report to `file` (the same run as the printed report)")
 	fs.BoolVar(&s.verbose, "v", false, "copy the children's stderr to ours")
 	fs.StringVar(&s.bridgeBin, "bridge", "", "bridge `binary` to run (default: go build ./cmd/bridge into the temp dir)")
 	fs.StringVar(&s.peerDir, "peer-dir", "", "`dir` of the peer service (default: bench/peer in this module)")
@@ -320,20 +322,45 @@ func sseClient(inFlight int) *http.Client {
 
 // sample is the CPU time of the processes of one phase at one instant.
 type sample struct {
-	target, agent, driver time.Duration
+	target, agent, driver cpu
+	agentConns            int64 // connections the agent has seen carry A2A requests
 }
 
-func (b *bench) sample(target, agent int) (sample, error) {
+func (b *bench) sample(ctx context.Context, target int, agent *child, agentURL string) (sample, error) {
 	var s sample
 	var err error
+	if s.agentConns, err = agentConnections(ctx, agentURL); err != nil {
+		return s, err
+	}
 	if s.target, err = cpuTime(target); err != nil {
 		return s, err
 	}
-	if s.agent, err = cpuTime(agent); err != nil {
+	if s.agent, err = cpuTime(agent.pid()); err != nil {
 		return s, err
 	}
 	s.driver, err = cpuTime(os.Getpid())
 	return s, err
+}
+
+// agentConnections asks the agent how many connections have carried A2A
+// requests so far.
+func agentConnections(ctx context.Context, agentURL string) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, agentURL+"stats", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("agent stats: %w", err)
+	}
+	defer resp.Body.Close()
+	var st agentStats
+	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
+		return 0, fmt.Errorf("agent stats: %w", err)
+	}
+	return st.A2AConnections, nil
 }
 
 // fill completes res from the measured phase (before and after samples,
@@ -346,12 +373,10 @@ func (b *bench) fill(res *targetResult, load, ttfe loadResult, before, after sam
 	res.ChunkEventsPerA2A = float64(load.Chunks) / float64(chunks)
 	res.WallSeconds = load.Wall.Seconds()
 	res.ChunksPerSecond = float64(load.Chunks) / load.Wall.Seconds()
-	res.CPUSeconds = (after.target - before.target).Seconds()
-	res.CPUMicrosPerChunk = perChunk(after.target-before.target, chunks)
-	res.Agent.CPUSeconds = (after.agent - before.agent).Seconds()
-	res.Agent.CPUMicrosPerChunk = perChunk(after.agent-before.agent, chunks)
-	res.Driver.CPUSeconds = (after.driver - before.driver).Seconds()
-	res.Driver.CPUMicrosPerChunk = perChunk(after.driver-before.driver, chunks)
+	res.usage = usageOf(after.target.sub(before.target), chunks)
+	res.Agent = usageOf(after.agent.sub(before.agent), chunks)
+	res.Driver = usageOf(after.driver.sub(before.driver), chunks)
+	res.AgentConnections = after.agentConns - before.agentConns
 	res.TTFESamples, res.TTFEFailed = len(ttfe.TTFE), ttfe.Failed
 	if len(ttfe.TTFE) > 0 {
 		res.TTFEMedianMs = ms(median(ttfe.TTFE))
@@ -371,6 +396,15 @@ func (b *bench) fill(res *targetResult, load, ttfe loadResult, before, after sam
 	}
 	res.Agent.PeakRSSKiB = st.PeakRSSKiB
 	return nil
+}
+
+func usageOf(c cpu, chunks int64) usage {
+	return usage{
+		CPUSeconds:        c.total().Seconds(),
+		CPUUserSeconds:    c.user.Seconds(),
+		CPUSysSeconds:     c.sys.Seconds(),
+		CPUMicrosPerChunk: perChunk(c.total(), chunks),
+	}
 }
 
 func (b *bench) limitPhase(ctx context.Context) (*targetResult, error) {
@@ -410,7 +444,7 @@ func (b *bench) limitPhase(ctx context.Context) (*targetResult, error) {
 			return nil, err
 		}
 	}
-	before, err := b.sample(lim.pid(), agent.pid())
+	before, err := b.sample(ctx, lim.pid(), agent, agentURL)
 	if err != nil {
 		return nil, err
 	}
@@ -419,7 +453,7 @@ func (b *bench) limitPhase(ctx context.Context) (*targetResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	after, err := b.sample(lim.pid(), agent.pid())
+	after, err := b.sample(ctx, lim.pid(), agent, agentURL)
 	if err != nil {
 		return nil, err
 	}
@@ -434,7 +468,7 @@ func (b *bench) limitPhase(ctx context.Context) (*targetResult, error) {
 
 // ssePhase measures an AG-UI SSE target (the bridge or the peer) whose
 // process is proc, in front of agent.
-func (b *bench) ssePhase(ctx context.Context, res *targetResult, target *sseTarget, proc, agent *child) error {
+func (b *bench) ssePhase(ctx context.Context, res *targetResult, target *sseTarget, proc, agent *child, agentURL string) error {
 	cfg := b.cfg
 	if cfg.warmup > 0 {
 		fmt.Fprintf(b.progress, "warm-up: %d runs\n", cfg.warmup)
@@ -442,14 +476,17 @@ func (b *bench) ssePhase(ctx context.Context, res *targetResult, target *sseTarg
 			return fmt.Errorf("warm-up: %d of %d runs failed, first: %s", w.Failed, w.Runs, w.ErrorSample)
 		}
 	}
-	before, err := b.sample(proc.pid(), agent.pid())
+	before, err := b.sample(ctx, proc.pid(), agent, agentURL)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(b.progress, "measuring: %d runs × %d chunks at concurrency %d\n", cfg.runs, cfg.chunks, cfg.concurrency)
 	load := runLoad(ctx, cfg.runs, cfg.concurrency, target.run)
-	after, err := b.sample(proc.pid(), agent.pid())
+	after, err := b.sample(ctx, proc.pid(), agent, agentURL)
 	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	fmt.Fprintf(b.progress, "time to first event: %d runs\n", cfg.ttfe)
@@ -475,7 +512,7 @@ func (b *bench) bridgePhase(ctx context.Context) (*targetResult, error) {
 	defer client.CloseIdleConnections()
 	target := &sseTarget{url: base + "agents/bench", client: client, classify: classifyBridge, chunks: b.cfg.chunks}
 	res := &targetResult{Name: "bridge", Process: fmt.Sprintf("bridge serve (store %s), read by the bench over SSE", b.cfg.store)}
-	return res, b.ssePhase(ctx, res, target, bridge, agent)
+	return res, b.ssePhase(ctx, res, target, bridge, agent, agentURL)
 }
 
 // peerStartup is the one JSON line bench/peer/server.mjs prints once it listens.
@@ -524,7 +561,7 @@ func (b *bench) peerPhase(ctx context.Context) (*targetResult, string, error) {
 	defer client.CloseIdleConnections()
 	target := &sseTarget{url: st.URL + "run", client: client, classify: classifyPeer, chunks: b.cfg.chunks}
 	res := &targetResult{Name: "peer", Process: "node: @ag-ui/a2a 0.0.6 A2AAgent.run() per request, events SSE-encoded by @ag-ui/encoder"}
-	return res, "", b.ssePhase(ctx, res, target, peer, agent)
+	return res, "", b.ssePhase(ctx, res, target, peer, agent, agentURL)
 }
 
 // raiseNoFile lifts the soft RLIMIT_NOFILE to the hard limit, which the

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -57,6 +58,15 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return errors.New("interrupted; children stopped, temp dir removed")
 		}
 		return err
+	}
+	if cfg.jsonFile != "" {
+		var buf bytes.Buffer
+		if err := rep.writeJSON(&buf); err != nil {
+			return err
+		}
+		if err := os.WriteFile(cfg.jsonFile, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
 	}
 	if cfg.json {
 		return rep.writeJSON(stdout)

@@ -14,18 +14,27 @@ import (
 // tick rate, because it is part of the user ABI (getconf CLK_TCK prints it).
 const userHZ = 100
 
-// cpuTime returns the CPU time (user + system, all threads, including those
-// that have exited) process pid has used so far.
-func cpuTime(pid int) (time.Duration, error) {
+// cpu is the CPU time a process has used so far, all threads included
+// (those that have exited too).
+type cpu struct {
+	user, sys time.Duration
+}
+
+func (c cpu) total() time.Duration { return c.user + c.sys }
+
+func (c cpu) sub(before cpu) cpu { return cpu{c.user - before.user, c.sys - before.sys} }
+
+// cpuTime reads process pid's CPU time from /proc/<pid>/stat.
+func cpuTime(pid int) (cpu, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return cpu{}, err
 	}
 	utime, stime, err := parseStatCPU(b)
 	if err != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		return cpu{}, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 	}
-	return ticks(utime + stime), nil
+	return cpu{ticks(utime), ticks(stime)}, nil
 }
 
 func ticks(n uint64) time.Duration {

@@ -40,7 +40,9 @@ type header struct {
 
 // usage is one process's share of a phase.
 type usage struct {
-	CPUSeconds        float64 `json:"cpuSeconds"`
+	CPUSeconds        float64 `json:"cpuSeconds"` // user + sys
+	CPUUserSeconds    float64 `json:"cpuUserSeconds"`
+	CPUSysSeconds     float64 `json:"cpuSysSeconds"`
 	CPUMicrosPerChunk float64 `json:"cpuMicrosPerChunk"`
 	PeakRSSKiB        int64   `json:"peakRSSKiB,omitempty"`
 }
@@ -67,8 +69,12 @@ type targetResult struct {
 	TTFEMaxMs    float64 `json:"ttfeMaxMs"`
 	TTFESamples  int     `json:"ttfeSamples"`
 	TTFEFailed   int     `json:"ttfeFailed,omitempty"`
-	Agent        usage   `json:"agent"`  // the A2A agent during the same phase, for context
-	Driver       usage   `json:"driver"` // the bench itself (the load generator for bridge and peer)
+	Agent        usage   `json:"agent"` // the A2A agent during the same phase, for context
+	// Connections to the agent that carried A2A requests in the measured
+	// phase: about -concurrency when the translator reuses them, about
+	// -runs when it opens one per run.
+	AgentConnections int64 `json:"agentConnections"`
+	Driver           usage `json:"driver"` // the bench itself (the load generator for bridge and peer)
 }
 
 type ratios struct {
@@ -80,31 +86,32 @@ type ratios struct {
 
 // streamsResult is the streams mode: many slow streams open at once.
 type streamsResult struct {
-	Requested        int               `json:"requested"`
-	Opened           int               `json:"opened"`     // HTTP 200
-	Started          int               `json:"started"`    // RUN_STARTED received
-	FirstChunk       int               `json:"firstChunk"` // the agent's first chunk reached the client
-	Finished         int               `json:"finished"`   // ended with RUN_FINISHED
-	NonOK            map[string]int    `json:"nonOK,omitempty"`
-	RunErrors        map[string]int    `json:"runErrors,omitempty"`
-	TransportErrors  int               `json:"transportErrors"`
-	Unfinished       int               `json:"unfinished"` // opened, but no RUN_FINISHED
-	ErrorSamples     []string          `json:"errorSamples,omitempty"`
-	RampSeconds      float64           `json:"rampSeconds"` // first request to the plateau
-	Plateau          int               `json:"plateau"`     // streams open at once at the plateau
-	RSSBaselineKiB   int64             `json:"rssBaselineKiB"`
-	RSSPlateauKiB    int64             `json:"rssPlateauKiB"`
-	RSSAfterKiB      int64             `json:"rssAfterKiB"`
-	PeakRSSKiB       int64             `json:"peakRSSKiB"`
-	RSSPerStreamKiB  float64           `json:"rssPerStreamKiB"` // (plateau − baseline) / plateau streams
-	Goroutines       *counts           `json:"goroutines,omitempty"`
-	GoroutinesNote   string            `json:"goroutinesNote,omitempty"`
-	Threads          counts            `json:"threads"`
-	OpenFilesPlateau int               `json:"openFilesPlateau"`
-	BridgeCPUSeconds float64           `json:"bridgeCPUSeconds"`
-	Agent            map[string]int64  `json:"agent"` // the agent's RSS and peak RSS, for context
-	Settings         map[string]string `json:"settings"`
-	Note             string            `json:"note,omitempty"`
+	Requested            int               `json:"requested"`
+	Opened               int               `json:"opened"`     // HTTP 200
+	Started              int               `json:"started"`    // RUN_STARTED received
+	FirstChunk           int               `json:"firstChunk"` // the agent's first chunk reached the client
+	Finished             int               `json:"finished"`   // ended with RUN_FINISHED
+	NonOK                map[string]int    `json:"nonOK,omitempty"`
+	RunErrors            map[string]int    `json:"runErrors,omitempty"`
+	TransportErrors      int               `json:"transportErrors"`
+	Unfinished           int               `json:"unfinished"` // opened, but no RUN_FINISHED
+	ErrorSamples         []string          `json:"errorSamples,omitempty"`
+	RampSeconds          float64           `json:"rampSeconds"` // first request to the plateau
+	RampBridgeCPUSeconds float64           `json:"rampBridgeCPUSeconds"`
+	Plateau              int               `json:"plateau"` // streams open at once at the plateau
+	RSSBaselineKiB       int64             `json:"rssBaselineKiB"`
+	RSSPlateauKiB        int64             `json:"rssPlateauKiB"`
+	RSSAfterKiB          int64             `json:"rssAfterKiB"`
+	PeakRSSKiB           int64             `json:"peakRSSKiB"`
+	RSSPerStreamKiB      float64           `json:"rssPerStreamKiB"` // (plateau − baseline) / plateau streams
+	Goroutines           *counts           `json:"goroutines,omitempty"`
+	GoroutinesNote       string            `json:"goroutinesNote,omitempty"`
+	Threads              counts            `json:"threads"`
+	OpenFilesPlateau     int               `json:"openFilesPlateau"`
+	BridgeCPUSeconds     float64           `json:"bridgeCPUSeconds"`
+	Agent                map[string]int64  `json:"agent"` // the agent's RSS and peak RSS, for context
+	Settings             map[string]string `json:"settings"`
+	Note                 string            `json:"note,omitempty"`
 }
 
 type counts struct {
@@ -161,12 +168,12 @@ func (r *report) writeTargets(w io.Writer) {
 	}
 	fmt.Fprintln(w)
 	for _, t := range r.Targets {
-		fmt.Fprintf(w, "%s: %s; %.2f s CPU over %.2f s wall for %d A2A chunks; TTFE min %.2f / max %.2f ms over %d runs",
-			t.Name, t.Process, t.CPUSeconds, t.WallSeconds, t.A2AChunks, t.TTFEMinMs, t.TTFEMaxMs, t.TTFESamples)
+		fmt.Fprintf(w, "%s: %s\n  %.2f s CPU (%.2f user + %.2f sys) over %.2f s wall for %d A2A chunks; TTFE min %.2f / max %.2f ms over %d runs",
+			t.Name, t.Process, t.CPUSeconds, t.CPUUserSeconds, t.CPUSysSeconds, t.WallSeconds, t.A2AChunks, t.TTFEMinMs, t.TTFEMaxMs, t.TTFESamples)
 		if t.TTFEFailed > 0 {
 			fmt.Fprintf(w, " (%d failed)", t.TTFEFailed)
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintf(w, "; %d connections to the agent for %d runs\n", t.AgentConnections, t.Runs)
 		if t.ErrorSample != "" {
 			fmt.Fprintf(w, "  first error: %s\n", t.ErrorSample)
 		}
@@ -175,14 +182,14 @@ func (r *report) writeTargets(w io.Writer) {
 
 func (s *streamsResult) writeText(w io.Writer) {
 	var settings []string
-	for _, k := range []string{"store", "interval", "hold", "openParallel", "rampTimeout"} {
+	for _, k := range []string{"store", "interval", "hold", "openParallel", "rampTimeout", "stallTimeout"} {
 		if v, ok := s.Settings[k]; ok {
 			settings = append(settings, k+"="+v)
 		}
 	}
 	fmt.Fprintf(w, "streams:  %d requested (%s)\n", s.Requested, strings.Join(settings, " "))
 	fmt.Fprintf(w, "  opened (200) %d, RUN_STARTED %d, first chunk %d, RUN_FINISHED %d\n", s.Opened, s.Started, s.FirstChunk, s.Finished)
-	fmt.Fprintf(w, "  plateau: %d streams open at once, reached in %.1f s\n", s.Plateau, s.RampSeconds)
+	fmt.Fprintf(w, "  plateau: %d streams open at once, reached in %.1f s (bridge CPU meanwhile %.1f s)\n", s.Plateau, s.RampSeconds, s.RampBridgeCPUSeconds)
 	fmt.Fprintf(w, "  bridge RSS: baseline %.1f MiB, plateau %.1f MiB, after %.1f MiB, peak %.1f MiB → %.1f KiB per stream\n",
 		float64(s.RSSBaselineKiB)/1024, float64(s.RSSPlateauKiB)/1024, float64(s.RSSAfterKiB)/1024, float64(s.PeakRSSKiB)/1024, s.RSSPerStreamKiB)
 	if s.Goroutines != nil {

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -90,11 +91,14 @@ func (b *bench) streamsMode(ctx context.Context) (*streamsResult, error) {
 		<-allEnded
 	}()
 
-	stalled, err := b.waitPlateau(ctx, tr)
+	cut, err := b.waitPlateau(ctx, tr)
 	if err != nil {
 		return nil, err
 	}
 	res.RampSeconds = time.Since(start).Seconds()
+	if cpuRamp, err := cpuTime(pid); err == nil {
+		res.RampBridgeCPUSeconds = cpuRamp.sub(cpuBefore).total().Seconds()
+	}
 	plateau, err := readStatus(pid)
 	if err != nil {
 		return nil, err
@@ -137,18 +141,19 @@ func (b *bench) streamsMode(ctx context.Context) (*streamsResult, error) {
 	if gerr == nil {
 		res.Goroutines = &counts{Baseline: goroutinesBaseline, Plateau: goroutinesPlateau, After: goroutinesAfter}
 	}
-	res.BridgeCPUSeconds = (cpuAfter - cpuBefore).Seconds()
+	res.BridgeCPUSeconds = cpuAfter.sub(cpuBefore).total().Seconds()
 	if st, err := readStatus(agent.pid()); err == nil {
 		res.Agent = map[string]int64{"rssKiB": st.RSSKiB, "peakRSSKiB": st.PeakRSSKiB, "threads": st.Threads}
 	}
-	res.Note = b.explainShortfall(res, pid, stalled)
+	res.Note = b.explainShortfall(res, pid, cut)
 	return res, nil
 }
 
 // waitPlateau waits until every stream has received its first chunk or
 // failed. It gives up after -ramp-timeout, or when nothing has changed for
-// -stall-timeout (reported as stalled), printing progress meanwhile.
-func (b *bench) waitPlateau(ctx context.Context, tr *streamTracker) (stalled bool, err error) {
+// -stall-timeout, and then says which ("" when every stream settled),
+// printing progress meanwhile.
+func (b *bench) waitPlateau(ctx context.Context, tr *streamTracker) (cut string, err error) {
 	cfg := b.cfg
 	ramp := time.NewTimer(cfg.rampTimeout)
 	defer ramp.Stop()
@@ -159,18 +164,18 @@ func (b *bench) waitPlateau(ctx context.Context, tr *streamTracker) (stalled boo
 		select {
 		case <-tr.settledAll:
 			fmt.Fprintf(b.progress, "%s\n", tr.progress())
-			return false, nil
+			return "", nil
 		case <-ramp.C:
 			fmt.Fprintf(b.progress, "ramp timeout (%s): %s\n", cfg.rampTimeout, tr.progress())
-			return true, nil
+			return fmt.Sprintf("the streams were still opening when -ramp-timeout (%s) ran out", cfg.rampTimeout), nil
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return "", ctx.Err()
 		case now := <-tick.C:
 			if n := tr.settledCount(); n != last {
 				last, lastChange = n, now
 			} else if now.Sub(lastChange) >= cfg.stallTimeout {
 				fmt.Fprintf(b.progress, "no progress for %s: %s\n", cfg.stallTimeout, tr.progress())
-				return true, nil
+				return fmt.Sprintf("no stream opened or failed for %s (-stall-timeout); requests the bridge could not accept wait in the listen backlog, since net/http retries accept after EMFILE", cfg.stallTimeout), nil
 			}
 			if now.Sub(lastPrint) >= 5*time.Second {
 				fmt.Fprintf(b.progress, "%s\n", tr.progress())
@@ -219,7 +224,7 @@ func (b *bench) settleAfter(ctx context.Context, pid int, base string, goroutine
 
 // explainShortfall says why fewer streams than requested were open at once,
 // from what the bench can see.
-func (b *bench) explainShortfall(res *streamsResult, pid int, stalled bool) string {
+func (b *bench) explainShortfall(res *streamsResult, pid int, cut string) string {
 	if res.Plateau >= res.Requested {
 		return ""
 	}
@@ -229,8 +234,12 @@ func (b *bench) explainShortfall(res *streamsResult, pid int, stalled bool) stri
 		why = append(why, fmt.Sprintf("the bridge had %d files open at the plateau against its RLIMIT_NOFILE of %d: each stream holds two descriptors there (the client's connection and the one to the agent), so it cannot hold more than about %d",
 			res.OpenFilesPlateau, limit, limit/2))
 	}
-	if stalled {
-		why = append(why, "opening stalled; pending requests waited in the listen backlog (net/http retries accept after EMFILE)")
+	if cut != "" {
+		why = append(why, cut)
+	}
+	if res.RampSeconds > 0 {
+		why = append(why, fmt.Sprintf("the bridge used %.1f s of CPU in the %.1f s of the ramp (%.2f of %d cores)",
+			res.RampBridgeCPUSeconds, res.RampSeconds, res.RampBridgeCPUSeconds/res.RampSeconds, runtime.NumCPU()))
 	}
 	if len(res.ErrorSamples) > 0 {
 		why = append(why, "errors seen: "+strings.Join(res.ErrorSamples, " | "))
