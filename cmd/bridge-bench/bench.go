@@ -39,6 +39,7 @@ type settings struct {
 	bridgeBin   string
 	peerDir     string
 	nodeBin     string
+	agentKind   string
 	startupWait time.Duration
 
 	// streams mode
@@ -75,6 +76,7 @@ func parseSettings(args []string, stderr io.Writer) (*settings, error) {
 	fs.StringVar(&s.bridgeBin, "bridge", "", "bridge `binary` to run (default: go build ./cmd/bridge into the temp dir)")
 	fs.StringVar(&s.peerDir, "peer-dir", "", "`dir` of the peer service (default: bench/peer in this module)")
 	fs.StringVar(&s.nodeBin, "node", "node", "`node` executable for the peer")
+	fs.StringVar(&s.agentKind, "agent-handler", "direct", "the agent's request handler: `direct` (streams straight from the executor) or a2asrv (a2asrv's default: task store and manager, O(chunks) per chunk)")
 	fs.DurationVar(&s.startupWait, "startup-timeout", 30*time.Second, "how long each child may take to become ready")
 	fs.IntVar(&s.streams, "streams", 10000, "streams mode: concurrent runs to open")
 	fs.DurationVar(&s.interval, "interval", 5*time.Second, "streams mode: the slow agent's pause between chunks")
@@ -101,6 +103,8 @@ func parseSettings(args []string, stderr io.Writer) (*settings, error) {
 	switch {
 	case s.mode != "chunks" && s.mode != "streams":
 		return nil, fmt.Errorf("-mode must be chunks or streams, not %q", s.mode)
+	case s.agentKind != "direct" && s.agentKind != "a2asrv":
+		return nil, fmt.Errorf("-agent-handler must be direct or a2asrv, not %q", s.agentKind)
 	case s.store != "embedded" && s.store != "memory":
 		return nil, fmt.Errorf("-store must be embedded or memory, not %q", s.store)
 	case s.runs < 1 || s.chunks < 1 || s.concurrency < 1 || s.streams < 1 || s.openParallel < 1:
@@ -237,7 +241,7 @@ func (b *bench) stopAll() {
 
 // startAgent starts the bench agent with extra flags and waits for its card.
 func (b *bench) startAgent(ctx context.Context, extra ...string) (*child, string, error) {
-	args := append([]string{"agent", "-listen", "127.0.0.1:0", "-chunks", strconv.Itoa(b.cfg.chunks)}, extra...)
+	args := append([]string{"agent", "-listen", "127.0.0.1:0", "-handler", b.cfg.agentKind, "-chunks", strconv.Itoa(b.cfg.chunks)}, extra...)
 	c, err := b.start("agent", b.self, args, childOptions{})
 	if err != nil {
 		return nil, "", err
@@ -606,6 +610,7 @@ func (b *bench) header(args []string, nofile uint64) header {
 		NoFile:     nofile,
 		Mode:       cfg.mode,
 		Store:      cfg.store,
+		Agent:      cfg.agentKind,
 	}
 	if cfg.mode == "chunks" {
 		h.Runs, h.Chunks, h.Concurrency, h.Warmup, h.TTFERuns = cfg.runs, cfg.chunks, cfg.concurrency, cfg.warmup, cfg.ttfe

@@ -35,7 +35,7 @@ type header struct {
 	Warmup      int    `json:"warmup,omitempty"`
 	TTFERuns    int    `json:"ttfeRuns,omitempty"`
 	Store       string `json:"store"`
-	BridgeURL   string `json:"-"`
+	Agent       string `json:"agentHandler"`
 }
 
 // usage is one process's share of a phase.
@@ -132,7 +132,7 @@ func (r *report) writeText(w io.Writer) error {
 	fmt.Fprintf(w, "command:  %s\n", h.Command)
 	fmt.Fprintf(w, "machine:  nproc=%d  %s  %s\n", h.NProc, h.CPUModel, h.Kernel)
 	fmt.Fprintf(w, "go:       %s (bench built with %s)\n", h.GoVersion, h.BenchGo)
-	fmt.Fprintf(w, "nofile:   %d   store: %s\n", h.NoFile, h.Store)
+	fmt.Fprintf(w, "nofile:   %d   store: %s   agent handler: %s\n", h.NoFile, h.Store, h.Agent)
 	switch h.Mode {
 	case "chunks":
 		fmt.Fprintf(w, "load:     %d runs × %d chunks, concurrency %d, warm-up %d runs, TTFE over %d sequential runs\n\n",
