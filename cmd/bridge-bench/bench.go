@@ -367,9 +367,16 @@ func agentConnections(ctx context.Context, agentURL string) (int64, error) {
 	return st.A2AConnections, nil
 }
 
-// fill completes res from the measured phase (before and after samples,
-// load result), the TTFE runs and the processes' peak RSS.
-func (b *bench) fill(res *targetResult, load, ttfe loadResult, before, after sample, target, agent int) error {
+// fill completes res from the warm-up, the measured phase (before and after
+// samples, load result), the TTFE runs and the processes' peak RSS. A failed
+// run anywhere is reported, not fatal: it is a finding about the target, and
+// the other numbers of a long run are still worth having.
+func (b *bench) fill(res *targetResult, warm, load, ttfe loadResult, before, after sample, target, agent int) error {
+	res.WarmupFailed = warm.Failed
+	if warm.Failed > 0 {
+		res.WarmupError = warm.ErrorSample
+		fmt.Fprintf(b.progress, "%s: %d of %d warm-up runs failed, first: %s\n", res.Name, warm.Failed, warm.Runs, warm.ErrorSample)
+	}
 	chunks := int64(b.cfg.runs) * int64(b.cfg.chunks)
 	res.Runs, res.Failed, res.ErrorSample = load.Runs, load.Failed, load.ErrorSample
 	res.A2AChunks, res.ChunkEvents, res.Events = chunks, load.Chunks, load.Events
@@ -442,9 +449,10 @@ func (b *bench) limitPhase(ctx context.Context) (*targetResult, error) {
 		}
 		return reply.Result, nil
 	}
+	var warm loadResult
 	if cfg.warmup > 0 {
 		fmt.Fprintf(b.progress, "warm-up: %d runs\n", cfg.warmup)
-		if _, err := command("warmup"); err != nil {
+		if warm, err = command("warmup"); err != nil {
 			return nil, err
 		}
 	}
@@ -467,18 +475,17 @@ func (b *bench) limitPhase(ctx context.Context) (*targetResult, error) {
 		return nil, err
 	}
 	res := &targetResult{Name: "limit", Process: "bridge-bench limit: a2a-go a2aclient reading the agent's stream, events discarded"}
-	return res, b.fill(res, load, ttfe, before, after, lim.pid(), agent.pid())
+	return res, b.fill(res, warm, load, ttfe, before, after, lim.pid(), agent.pid())
 }
 
 // ssePhase measures an AG-UI SSE target (the bridge or the peer) whose
 // process is proc, in front of agent.
 func (b *bench) ssePhase(ctx context.Context, res *targetResult, target *sseTarget, proc, agent *child, agentURL string) error {
 	cfg := b.cfg
+	var warm loadResult
 	if cfg.warmup > 0 {
 		fmt.Fprintf(b.progress, "warm-up: %d runs\n", cfg.warmup)
-		if w := runLoad(ctx, cfg.warmup, cfg.concurrency, target.run); w.Failed > 0 {
-			return fmt.Errorf("warm-up: %d of %d runs failed, first: %s", w.Failed, w.Runs, w.ErrorSample)
-		}
+		warm = runLoad(ctx, cfg.warmup, cfg.concurrency, target.run)
 	}
 	before, err := b.sample(ctx, proc.pid(), agent, agentURL)
 	if err != nil {
@@ -498,7 +505,7 @@ func (b *bench) ssePhase(ctx context.Context, res *targetResult, target *sseTarg
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return b.fill(res, load, ttfe, before, after, proc.pid(), agent.pid())
+	return b.fill(res, warm, load, ttfe, before, after, proc.pid(), agent.pid())
 }
 
 func (b *bench) bridgePhase(ctx context.Context) (*targetResult, error) {

@@ -49,14 +49,16 @@ type childOptions struct {
 
 const stderrTail = 40
 
-// startChild starts path with args in its own process group, with
+// startChild starts path with args in a process group of its own, with
 // Pdeathsig so that it dies with the bench even if the bench is killed
 // outright (SIGKILL), and with the bench's environment plus childEnv.
 func startChild(name, path string, args []string, opts childOptions) (*child, error) {
 	cmd := exec.Command(path, args...)
 	cmd.Env = append(os.Environ(), childEnv)
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid:   true, // Ctrl-C reaches the bench only; it stops children in order
+		// Ctrl-C in a terminal reaches the bench only, which then stops
+		// the children in order (the bridge before its agent).
+		Setpgid:   true,
 		Pdeathsig: syscall.SIGKILL,
 	}
 	// Our own pipes rather than cmd.StdoutPipe, so that cmd.Wait does not
@@ -178,9 +180,12 @@ func (c *child) readLine(ctx context.Context, timeout time.Duration) (string, er
 	}
 }
 
-// stop ends the child: stdin closed, SIGTERM to its process group, SIGKILL
-// after stopGrace, then it waits for the readers. It is safe to call more
-// than once.
+// stop ends the child: stdin closed, SIGTERM, SIGKILL after stopGrace,
+// then it waits for the readers. Signals go through os.Process, which on
+// Linux holds a pidfd, so a stop that races with the child's own exit cannot
+// hit a process that has since reused its pid. The children start nothing
+// of their own, so the leader is all there is to stop. It is safe to call
+// more than once.
 func (c *child) stop() {
 	c.stopOnce.Do(func() {
 		if c.stdin != nil {
@@ -189,18 +194,16 @@ func (c *child) stop() {
 		select {
 		case <-c.exited:
 		default:
-			_ = syscall.Kill(-c.pid(), syscall.SIGTERM)
+			_ = c.cmd.Process.Signal(syscall.SIGTERM)
 			timer := time.NewTimer(stopGrace)
 			select {
 			case <-c.exited:
 			case <-timer.C:
-				_ = syscall.Kill(-c.pid(), syscall.SIGKILL)
+				_ = c.cmd.Process.Kill()
 				<-c.exited
 			}
 			timer.Stop()
 		}
-		// Anything else left in the group (there should be nothing).
-		_ = syscall.Kill(-c.pid(), syscall.SIGKILL)
 		close(c.stopping)
 		c.readers.Wait()
 	})

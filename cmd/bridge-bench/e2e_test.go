@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -36,18 +37,20 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var progress bytes.Buffer
+	cfg.verbose = true // the children's logs, shown if the test fails
+	var progress lockedBuffer
 	rep, err := runBench(t.Context(), cfg, args, &progress)
 	if err != nil {
-		t.Fatalf("runBench: %v\nprogress:\n%s", err, &progress)
+		t.Fatalf("runBench: %v\nprogress and the children's stderr:\n%s", err, progress.String())
 	}
 
 	if len(rep.Targets) != 2 || rep.Targets[0].Name != "limit" || rep.Targets[1].Name != "bridge" {
 		t.Fatalf("targets = %+v, want limit and bridge", rep.Targets)
 	}
 	for _, r := range rep.Targets {
-		if r.Runs != 3 || r.Failed != 0 {
-			t.Errorf("%s: %d runs, %d failed (first error: %s); want 3 runs, none failed", r.Name, r.Runs, r.Failed, r.ErrorSample)
+		if r.Runs != 3 || r.Failed != 0 || r.TTFEFailed != 0 || r.WarmupFailed != 0 {
+			t.Errorf("%s: %d runs, %d failed, %d TTFE runs failed, %d warm-up runs failed (first errors: %q, %q); want 3 runs, none failed",
+				r.Name, r.Runs, r.Failed, r.TTFEFailed, r.WarmupFailed, r.ErrorSample, r.WarmupError)
 		}
 		// Failed == 0 means every run ended with RUN_FINISHED (COMPLETED for
 		// the limit) after exactly -chunks chunk events; check the sums too.
@@ -72,6 +75,9 @@ func TestEndToEnd(t *testing.T) {
 	if rep.Ratios == nil {
 		t.Error("no ratios")
 	}
+	if t.Failed() {
+		t.Logf("progress and the children's stderr:\n%s", progress.String())
+	}
 
 	var text, js bytes.Buffer
 	if err := rep.writeText(&text); err != nil {
@@ -80,7 +86,7 @@ func TestEndToEnd(t *testing.T) {
 	if err := rep.writeJSON(&js); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"bridge-bench -runs 3 -chunks 20", "nproc=", "go version go", "bridge/limit CPU per chunk"} {
+	for _, want := range []string{"bridge-bench -runs 3 -chunks 20", "nproc=", "go version go", "CPU µs/chunk", "connections to the agent"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text report lacks %q:\n%s", want, &text)
 		}
@@ -95,6 +101,25 @@ func TestEndToEnd(t *testing.T) {
 	if entries, err := os.ReadDir(tmp); err != nil || len(entries) > 0 {
 		t.Errorf("temp dir not cleaned: %v %v", entries, err)
 	}
+}
+
+// lockedBuffer is a bytes.Buffer that the bench and the children's stderr
+// readers can write to at once.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // childrenOf lists the processes whose parent is pid.

@@ -54,7 +54,9 @@ type targetResult struct {
 	// The throughput phase: -runs runs at -concurrency.
 	Runs              int     `json:"runs"`
 	Failed            int     `json:"failed"`
-	ErrorSample       string  `json:"errorSample,omitempty"`
+	ErrorSample       string  `json:"errorSample,omitempty"` // the first failure of the phase or the TTFE runs
+	WarmupFailed      int     `json:"warmupFailed,omitempty"`
+	WarmupError       string  `json:"warmupError,omitempty"`
 	A2AChunks         int64   `json:"a2aChunks"`         // runs × chunks the agent sent
 	ChunkEvents       int64   `json:"chunkEvents"`       // events that carried a chunk
 	Events            int64   `json:"events"`            // every event of every run
@@ -176,6 +178,9 @@ func (r *report) writeTargets(w io.Writer) {
 		fmt.Fprintf(w, "; %d connections to the agent for %d runs\n", t.AgentConnections, t.Runs)
 		if t.ErrorSample != "" {
 			fmt.Fprintf(w, "  first error: %s\n", t.ErrorSample)
+		}
+		if t.WarmupFailed > 0 {
+			fmt.Fprintf(w, "  %d warm-up runs failed, first: %s\n", t.WarmupFailed, t.WarmupError)
 		}
 	}
 }
