@@ -8,6 +8,12 @@ GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 FUZZTIME    ?= 20s
 BENCHTIME   ?= 1s
+# make bench also runs the load tool (cmd/bridge-bench) at this size;
+# BENCH_FLAGS adds any other flag, e.g. BENCH_FLAGS='-store memory -json'.
+BENCH_RUNS        ?= 200
+BENCH_CHUNKS      ?= 500
+BENCH_CONCURRENCY ?= 10
+BENCH_FLAGS       ?=
 
 .PHONY: test check gotest loadtest conformance conformance-deps fuzz bench demo build
 
@@ -52,8 +58,12 @@ fuzz:
 		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	done
 
+# The Go microbenchmarks, then the load tool: the bridge's CPU per streamed
+# chunk against the limit and the @ag-ui/a2a peer (bench/README.md). Not
+# part of make test: it takes a minute and its numbers are not assertions.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./agui/ ./mapping/ ./tasks/
+	$(GO) run ./cmd/bridge-bench -runs $(BENCH_RUNS) -chunks $(BENCH_CHUNKS) -concurrency $(BENCH_CONCURRENCY) $(BENCH_FLAGS)
 
 demo:
 	$(GO) run ./cmd/bridge demo

@@ -14,7 +14,8 @@
 // artifacts ([Files]), structured state for the AG-UI shared state
 // ([Dashboard]), reasoning and files ([Thinker]) and an AG-UI frontend tool
 // call ([Painter]). The doc comment of each type lists the exact events it
-// emits.
+// emits. [Loader], outside the demo catalog, streams as many chunks as a load
+// test asks for, back to back or slowly (cmd/bridge-bench).
 //
 // [Dashboard], [Thinker] and [Painter] declare the bridge's A2A extension
 // ([ExtensionURI]) in their cards; [Dashboard] and [Painter] read the

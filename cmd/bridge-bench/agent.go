@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"iter"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2a-agui-bridge/bridge/examples/agents"
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+)
+
+// agentStats is what GET /stats on the agent answers.
+type agentStats struct {
+	// A2AConnections counts the connections that have carried an A2A
+	// request: how many a client opened, which shows whether it reuses them.
+	A2AConnections int64 `json:"a2aConnections"`
+}
+
+// connSeen marks, per connection, whether it has carried an A2A request.
+type connSeen struct{}
+
+// agentStartup is the one JSON line the agent prints once it listens.
+type agentStartup struct {
+	URL string `json:"url"` // base URL; the card is at URL + ".well-known/agent-card.json"
+}
+
+// cmdAgent serves one [agents.Loader] over A2A v1.0 JSON-RPC and v0.3
+// JSON-RPC until ctx is done. POST /release releases the slow agent's tasks
+// (a control route of the bench, not A2A).
+//
+// Both bindings sit in one card: a2av0's union card lists the v1.0
+// interface in supportedInterfaces, which a2a-go clients (the bridge, the
+// limit) pick because it is the newest version, and names the v0.3 endpoint
+// in the legacy url field, which is all @a2a-js/sdk 0.2 (the peer) reads.
+func cmdAgent(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	listen := fs.String("listen", "127.0.0.1:0", "`host:port` to listen on")
+	chunks := fs.Int("chunks", 500, "chunks per answer (at least; the slow agent may send more)")
+	interval := fs.Duration("interval", 0, "pause between chunks (0: back to back)")
+	hold := fs.Duration("hold", 0, "each task stays open at least this long")
+	waitRelease := fs.Bool("release", false, "keep tasks open until POST /release")
+	handlerKind := fs.String("handler", "direct", "`direct`: streams straight from the executor; a2asrv: a2asrv's default handler (task store, event queue)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	release := make(chan struct{})
+	exec := agents.Loader{Chunks: *chunks, Interval: *interval, Hold: *hold}
+	if *waitRelease {
+		exec.Release = release
+	}
+
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", *listen)
+	if err != nil {
+		return err
+	}
+	base := "http://" + ln.Addr().String() + "/"
+	card := &a2a.AgentCard{
+		Name:        "bench",
+		Description: "Streams one text artifact in many chunks (cmd/bridge-bench).",
+		Version:     "1.0.0",
+		SupportedInterfaces: []*a2a.AgentInterface{
+			a2a.NewAgentInterface(base+"jsonrpc", a2a.TransportProtocolJSONRPC),
+			{URL: base + "v03", ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version},
+		},
+		Capabilities:       a2a.AgentCapabilities{Streaming: true},
+		DefaultInputModes:  []string{"text/plain"},
+		DefaultOutputModes: []string{"text/plain"},
+		Skills: []a2a.AgentSkill{{ID: "stream", Name: "Stream", Description: "Answers in many chunks.",
+			Tags: []string{"bench"}}},
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if *handlerKind != "direct" && *handlerKind != "a2asrv" {
+		return fmt.Errorf("-handler must be direct or a2asrv, not %q", *handlerKind)
+	}
+	var handler a2asrv.RequestHandler = a2asrv.NewHandler(exec,
+		a2asrv.WithLogger(logger),
+		// Long enough for the slow agent's interval: a quiet execution is
+		// failed after this (A2A-PROTOCOL.md pitfall P3).
+		a2asrv.WithAgentInactivityTimeout(max(time.Minute, 4**interval)),
+	)
+	if *handlerKind == "direct" {
+		handler = directHandler{RequestHandler: handler, exec: exec}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(card)))
+	var conns atomic.Int64
+	countConns := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if seen, ok := r.Context().Value(connSeen{}).(*atomic.Bool); ok && !seen.Swap(true) {
+				conns.Add(1)
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+	mux.Handle("/jsonrpc", countConns(a2asrv.NewJSONRPCHandler(handler)))
+	mux.Handle("/v03", countConns(a2av0.NewJSONRPCHandler(handler)))
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(agentStats{A2AConnections: conns.Load()})
+	})
+	var releaseOnce sync.Once
+	mux.HandleFunc("POST /release", func(w http.ResponseWriter, _ *http.Request) {
+		releaseOnce.Do(func() { close(release) })
+		w.WriteHeader(http.StatusNoContent)
+	})
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		// No ReadTimeout or WriteTimeout: they would cut the streams.
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, connSeen{}, new(atomic.Bool))
+		},
+	}
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	serveErr := make(chan error, 1)
+	wg.Go(func() { serveErr <- srv.Serve(ln) })
+
+	if err := json.NewEncoder(stdout).Encode(agentStartup{URL: base}); err != nil {
+		srv.Close()
+		return fmt.Errorf("write startup line: %w", err)
+	}
+	select {
+	case err := <-serveErr:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		srv.Close() // streams still open: the parent is going away anyway
+	}
+	if err := <-serveErr; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// directHandler answers SendStreamingMessage for a new task straight from
+// the executor, and leaves every other method to a2asrv's default handler.
+//
+// The default handler's task manager deep-copies the whole task (with gob)
+// on every artifact update (a2a-go v2.3.1 internal/taskupdate), so an
+// artifact of M appended chunks costs the agent O(M²): at 500 chunks the
+// agent alone would use several times the CPU of everything it is meant to
+// load. The bench measures the client side of the stream, so its agent keeps
+// a2asrv's transports (JSON-RPC 1.0, and 0.3 through a2av0) and drops the
+// task bookkeeping. -handler a2asrv brings it back.
+type directHandler struct {
+	a2asrv.RequestHandler
+	exec a2asrv.AgentExecutor
+}
+
+// SendStreamingMessage implements [a2asrv.RequestHandler].
+func (h directHandler) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	if req == nil || req.Message == nil || req.Message.TaskID != "" {
+		return h.RequestHandler.SendStreamingMessage(ctx, req) // errors and follow-ups: not the bench's path
+	}
+	contextID := req.Message.ContextID
+	if contextID == "" {
+		contextID = a2a.NewContextID()
+	}
+	return h.exec.Execute(ctx, &a2asrv.ExecutorContext{
+		Message:   req.Message,
+		TaskID:    a2a.NewTaskID(),
+		ContextID: contextID,
+		Metadata:  req.Metadata,
+	})
+}
