@@ -116,7 +116,7 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 		a2aclient.WithDefaultsDisabled(),
 		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: prefs}),
 		a2aclient.WithTransport(a2asdk.TransportProtocolJSONRPC, record(func(_ context.Context, _ *a2asdk.AgentCard, iface *a2asdk.AgentInterface) (a2aclient.Transport, error) {
-			return a2aclient.NewJSONRPCTransport(iface.URL, jsonrpcClient), nil
+			return newStreamingJSONRPC(iface.URL, jsonrpcClient), nil
 		})),
 		a2aclient.WithTransport(a2asdk.TransportProtocolHTTPJSON, record(func(_ context.Context, _ *a2asdk.AgentCard, iface *a2asdk.AgentInterface) (a2aclient.Transport, error) {
 			u, err := url.Parse(iface.URL)
