@@ -23,38 +23,35 @@ import (
 // single largest cost per streamed token. FuzzStreamDecode checks the
 // equivalence on arbitrary input.
 func decodeStreamEvent(payload []byte) (ev a2asdk.Event, ok bool) {
-	r := jsonReader{b: payload}
+	// One copy of the payload; every string decoded is a substring of it.
+	r := jsonReader{b: string(payload)}
 	var result a2asdk.Event
-	seen := 0
-	const (
-		seenJSONRPC = 1 << iota
-		seenID
-		seenResult
-	)
-	ok = r.object(func(key string) bool {
-		switch key {
+	var fields fieldSet
+	for o := r.object(); o.next(); {
+		switch o.key {
 		case "jsonrpc", "id":
-			bit := seenJSONRPC
-			if key == "id" {
-				bit = seenID
+			i := uint(0)
+			if o.key == "id" {
+				i = 1
 			}
-			if seen&bit != 0 {
-				return false
+			var s string
+			if !fields.once(i) || !r.strInto(&s) {
+				return nil, false
 			}
-			seen |= bit
-			_, ok := r.str()
-			return ok
 		case "result":
-			if seen&seenResult != 0 {
-				return false
+			if !fields.once(2) {
+				return nil, false
 			}
-			seen |= seenResult
-			result = r.streamResponse()
-			return result != nil
+			if result = r.streamResponse(); result == nil {
+				return nil, false
+			}
+		default:
+			if !r.skipUnknown(o.key, "jsonrpc", "id", "result", "error") {
+				return nil, false
+			}
 		}
-		return r.skipUnknown(key, "jsonrpc", "id", "result", "error")
-	})
-	if !ok || result == nil || !r.end() {
+	}
+	if r.bad || result == nil || !r.end() {
 		return nil, false
 	}
 	return result, true
@@ -63,27 +60,29 @@ func decodeStreamEvent(payload []byte) (ev a2asdk.Event, ok bool) {
 // streamResponse reads {"statusUpdate":{…}} or {"artifactUpdate":{…}}.
 func (r *jsonReader) streamResponse() a2asdk.Event {
 	var ev a2asdk.Event
-	ok := r.object(func(key string) bool {
+	for o := r.object(); o.next(); {
 		if ev != nil {
-			return false // a second event kind, or a duplicate
+			return nil // a second event kind, or a duplicate
 		}
-		switch key {
+		switch o.key {
 		case "statusUpdate":
 			if e := r.statusUpdate(); e != nil {
 				ev = e
-				return true
 			}
-			return false
 		case "artifactUpdate":
 			if e := r.artifactUpdate(); e != nil {
 				ev = e
-				return true
 			}
-			return false
+		default:
+			if r.skipUnknown(o.key, "statusUpdate", "artifactUpdate", "task", "message") {
+				continue
+			}
 		}
-		return r.skipUnknown(key, "statusUpdate", "artifactUpdate", "task", "message")
-	})
-	if !ok {
+		if ev == nil {
+			return nil
+		}
+	}
+	if r.bad {
 		return nil
 	}
 	return ev
@@ -92,23 +91,25 @@ func (r *jsonReader) streamResponse() a2asdk.Event {
 func (r *jsonReader) statusUpdate() *a2asdk.TaskStatusUpdateEvent {
 	e := &a2asdk.TaskStatusUpdateEvent{}
 	var fields fieldSet
-	ok := r.object(func(key string) bool {
-		switch key {
+	for o := r.object(); o.next(); {
+		var ok bool
+		switch o.key {
 		case "contextId":
-			return fields.once(0) && r.strInto(&e.ContextID)
+			ok = fields.once(0) && r.strInto(&e.ContextID)
 		case "taskId":
-			var s string
-			ok := fields.once(1) && r.strInto(&s)
-			e.TaskID = a2asdk.TaskID(s)
-			return ok
+			ok = fields.once(1) && r.strInto((*string)(&e.TaskID))
 		case "status":
-			return fields.once(2) && r.taskStatus(&e.Status)
+			ok = fields.once(2) && r.taskStatus(&e.Status)
 		case "metadata":
-			return fields.once(3) && r.unmarshal(&e.Metadata)
+			ok = fields.once(3) && r.unmarshal(&e.Metadata)
+		default:
+			ok = r.skipUnknown(o.key, "contextId", "taskId", "status", "metadata")
 		}
-		return r.skipUnknown(key, "contextId", "taskId", "status", "metadata")
-	})
-	if !ok {
+		if !ok {
+			return nil
+		}
+	}
+	if r.bad {
 		return nil
 	}
 	return e
@@ -116,77 +117,70 @@ func (r *jsonReader) statusUpdate() *a2asdk.TaskStatusUpdateEvent {
 
 func (r *jsonReader) taskStatus(s *a2asdk.TaskStatus) bool {
 	var fields fieldSet
-	return r.object(func(key string) bool {
-		switch key {
+	for o := r.object(); o.next(); {
+		var ok bool
+		switch o.key {
 		case "state":
-			var v string
-			if !fields.once(0) || !r.strInto(&v) {
-				return false
+			ok = fields.once(0) && r.strInto((*string)(&s.State))
+			if s.State == "TASK_STATE_UNSPECIFIED" {
+				s.State = a2asdk.TaskStateUnspecified
 			}
-			if v != "TASK_STATE_UNSPECIFIED" {
-				s.State = a2asdk.TaskState(v)
-			}
-			return true
 		case "message":
-			if !fields.once(1) {
-				return false
+			if fields.once(1) {
+				s.Message = r.message()
+				ok = s.Message != nil
 			}
-			s.Message = r.message()
-			return s.Message != nil
 		case "timestamp":
-			if !fields.once(2) {
-				return false
+			if fields.once(2) {
+				raw, valid := r.value()
+				t := new(time.Time)
+				if ok = valid && raw[0] == '"' && t.UnmarshalJSON([]byte(raw)) == nil; ok {
+					s.Timestamp = t
+				}
 			}
-			raw, ok := r.value()
-			if !ok || raw[0] != '"' {
-				return false
-			}
-			t := new(time.Time)
-			if t.UnmarshalJSON(raw) != nil {
-				return false
-			}
-			s.Timestamp = t
-			return true
+		default:
+			ok = r.skipUnknown(o.key, "state", "message", "timestamp")
 		}
-		return r.skipUnknown(key, "state", "message", "timestamp")
-	})
+		if !ok {
+			return false
+		}
+	}
+	return !r.bad
 }
 
 func (r *jsonReader) message() *a2asdk.Message {
 	m := &a2asdk.Message{}
 	var fields fieldSet
-	ok := r.object(func(key string) bool {
-		switch key {
+	for o := r.object(); o.next(); {
+		var ok bool
+		switch o.key {
 		case "messageId":
-			return fields.once(0) && r.strInto(&m.ID)
+			ok = fields.once(0) && r.strInto(&m.ID)
 		case "contextId":
-			return fields.once(1) && r.strInto(&m.ContextID)
+			ok = fields.once(1) && r.strInto(&m.ContextID)
 		case "taskId":
-			var s string
-			ok := fields.once(2) && r.strInto(&s)
-			m.TaskID = a2asdk.TaskID(s)
-			return ok
+			ok = fields.once(2) && r.strInto((*string)(&m.TaskID))
 		case "role":
-			var v string
-			if !fields.once(3) || !r.strInto(&v) {
-				return false
+			ok = fields.once(3) && r.strInto((*string)(&m.Role))
+			if m.Role == "ROLE_UNSPECIFIED" {
+				m.Role = a2asdk.MessageRoleUnspecified
 			}
-			if v != "ROLE_UNSPECIFIED" {
-				m.Role = a2asdk.MessageRole(v)
-			}
-			return true
 		case "parts":
-			return fields.once(4) && r.parts(&m.Parts)
+			ok = fields.once(4) && r.parts(&m.Parts)
 		case "metadata":
-			return fields.once(5) && r.unmarshal(&m.Metadata)
+			ok = fields.once(5) && r.unmarshal(&m.Metadata)
 		case "extensions":
-			return fields.once(6) && r.unmarshal(&m.Extensions)
+			ok = fields.once(6) && r.unmarshal(&m.Extensions)
 		case "referenceTaskIds":
-			return fields.once(7) && r.unmarshal(&m.ReferenceTasks)
+			ok = fields.once(7) && r.unmarshal(&m.ReferenceTasks)
+		default:
+			ok = r.skipUnknown(o.key, "messageId", "contextId", "taskId", "role", "parts", "metadata", "extensions", "referenceTaskIds")
 		}
-		return r.skipUnknown(key, "messageId", "contextId", "taskId", "role", "parts", "metadata", "extensions", "referenceTaskIds")
-	})
-	if !ok {
+		if !ok {
+			return nil
+		}
+	}
+	if r.bad {
 		return nil
 	}
 	return m
@@ -195,31 +189,32 @@ func (r *jsonReader) message() *a2asdk.Message {
 func (r *jsonReader) artifactUpdate() *a2asdk.TaskArtifactUpdateEvent {
 	e := &a2asdk.TaskArtifactUpdateEvent{}
 	var fields fieldSet
-	ok := r.object(func(key string) bool {
-		switch key {
+	for o := r.object(); o.next(); {
+		var ok bool
+		switch o.key {
 		case "contextId":
-			return fields.once(0) && r.strInto(&e.ContextID)
+			ok = fields.once(0) && r.strInto(&e.ContextID)
 		case "taskId":
-			var s string
-			ok := fields.once(1) && r.strInto(&s)
-			e.TaskID = a2asdk.TaskID(s)
-			return ok
+			ok = fields.once(1) && r.strInto((*string)(&e.TaskID))
 		case "append":
-			return fields.once(2) && r.boolInto(&e.Append)
+			ok = fields.once(2) && r.boolInto(&e.Append)
 		case "lastChunk":
-			return fields.once(3) && r.boolInto(&e.LastChunk)
+			ok = fields.once(3) && r.boolInto(&e.LastChunk)
 		case "artifact":
-			if !fields.once(4) {
-				return false
+			if fields.once(4) {
+				e.Artifact = r.artifact()
+				ok = e.Artifact != nil
 			}
-			e.Artifact = r.artifact()
-			return e.Artifact != nil
 		case "metadata":
-			return fields.once(5) && r.unmarshal(&e.Metadata)
+			ok = fields.once(5) && r.unmarshal(&e.Metadata)
+		default:
+			ok = r.skipUnknown(o.key, "contextId", "taskId", "append", "lastChunk", "artifact", "metadata")
 		}
-		return r.skipUnknown(key, "contextId", "taskId", "append", "lastChunk", "artifact", "metadata")
-	})
-	if !ok {
+		if !ok {
+			return nil
+		}
+	}
+	if r.bad {
 		return nil
 	}
 	return e
@@ -228,27 +223,29 @@ func (r *jsonReader) artifactUpdate() *a2asdk.TaskArtifactUpdateEvent {
 func (r *jsonReader) artifact() *a2asdk.Artifact {
 	a := &a2asdk.Artifact{}
 	var fields fieldSet
-	ok := r.object(func(key string) bool {
-		switch key {
+	for o := r.object(); o.next(); {
+		var ok bool
+		switch o.key {
 		case "artifactId":
-			var s string
-			ok := fields.once(0) && r.strInto(&s)
-			a.ID = a2asdk.ArtifactID(s)
-			return ok
+			ok = fields.once(0) && r.strInto((*string)(&a.ID))
 		case "name":
-			return fields.once(1) && r.strInto(&a.Name)
+			ok = fields.once(1) && r.strInto(&a.Name)
 		case "description":
-			return fields.once(2) && r.strInto(&a.Description)
+			ok = fields.once(2) && r.strInto(&a.Description)
 		case "parts":
-			return fields.once(3) && r.parts(&a.Parts)
+			ok = fields.once(3) && r.parts(&a.Parts)
 		case "metadata":
-			return fields.once(4) && r.unmarshal(&a.Metadata)
+			ok = fields.once(4) && r.unmarshal(&a.Metadata)
 		case "extensions":
-			return fields.once(5) && r.unmarshal(&a.Extensions)
+			ok = fields.once(5) && r.unmarshal(&a.Extensions)
+		default:
+			ok = r.skipUnknown(o.key, "artifactId", "name", "description", "parts", "metadata", "extensions")
 		}
-		return r.skipUnknown(key, "artifactId", "name", "description", "parts", "metadata", "extensions")
-	})
-	if !ok {
+		if !ok {
+			return nil
+		}
+	}
+	if r.bad {
 		return nil
 	}
 	return a
@@ -260,7 +257,7 @@ func (r *jsonReader) parts(out *a2asdk.ContentParts) bool {
 	if !r.consume('[') {
 		return false
 	}
-	parts := a2asdk.ContentParts{}
+	parts := make(a2asdk.ContentParts, 0, 1)
 	r.ws()
 	if r.consume(']') {
 		*out = parts
@@ -286,33 +283,34 @@ func (r *jsonReader) parts(out *a2asdk.ContentParts) bool {
 func (r *jsonReader) part() *a2asdk.Part {
 	p := &a2asdk.Part{}
 	var fields fieldSet
-	ok := r.object(func(key string) bool {
-		switch key {
+	for o := r.object(); o.next(); {
+		var ok bool
+		switch o.key {
 		case "text":
 			var s string
-			if p.Content != nil || !fields.once(0) || !r.strInto(&s) {
-				return false
+			if ok = p.Content == nil && fields.once(0) && r.strInto(&s); ok {
+				p.Content = a2asdk.Text(s)
 			}
-			p.Content = a2asdk.Text(s)
-			return true
 		case "data":
 			var v any
-			if p.Content != nil || !fields.once(1) || !r.unmarshal(&v) {
-				return false
+			if ok = p.Content == nil && fields.once(1) && r.unmarshal(&v); ok {
+				p.Content = a2asdk.Data{Value: v}
 			}
-			p.Content = a2asdk.Data{Value: v}
-			return true
 		case "filename":
-			return fields.once(2) && r.strInto(&p.Filename)
+			ok = fields.once(2) && r.strInto(&p.Filename)
 		case "mediaType":
-			return fields.once(3) && r.strInto(&p.MediaType)
+			ok = fields.once(3) && r.strInto(&p.MediaType)
 		case "metadata":
-			return fields.once(4) && r.unmarshal(&p.Metadata)
+			ok = fields.once(4) && r.unmarshal(&p.Metadata)
+		default:
+			// raw (base64) and url parts are left to the SDK.
+			ok = r.skipUnknown(o.key, "text", "data", "filename", "mediaType", "metadata", "raw", "url")
 		}
-		// raw (base64) and url parts are left to the SDK.
-		return r.skipUnknown(key, "text", "data", "filename", "mediaType", "metadata", "raw", "url")
-	})
-	if !ok || p.Content == nil {
+		if !ok {
+			return nil
+		}
+	}
+	if r.bad || p.Content == nil {
 		return nil
 	}
 	return p
@@ -330,12 +328,13 @@ func (f *fieldSet) once(i uint) bool {
 	return true
 }
 
-// jsonReader is a strict, forward-only JSON reader over one payload. Every
-// method returns false on anything it does not accept; the reader is then
-// abandoned.
+// jsonReader is a strict, forward-only JSON reader over one payload. A
+// method that meets anything it does not accept returns false (or nil) and
+// may set bad; the reader is then abandoned.
 type jsonReader struct {
-	b []byte
-	i int
+	b   string
+	i   int
+	bad bool
 }
 
 func (r *jsonReader) ws() {
@@ -363,35 +362,51 @@ func (r *jsonReader) end() bool {
 	return r.i == len(r.b)
 }
 
-// object reads an object, calling field for each key with the reader
-// positioned before the value; field must consume the value.
-func (r *jsonReader) object(field func(key string) bool) bool {
+// objectIter walks the keys of one object:
+//
+//	for o := r.object(); o.next(); { switch o.key { … consume the value … } }
+//	if r.bad { … }
+//
+// After next returns true the reader is positioned before the key's value,
+// which the loop body must consume. next returns false at the closing brace
+// and on malformed input (then r.bad is set).
+type objectIter struct {
+	r     *jsonReader
+	key   string
+	first bool
+}
+
+func (r *jsonReader) object() objectIter {
 	r.ws()
 	if !r.consume('{') {
+		r.bad = true
+	}
+	return objectIter{r: r, first: true}
+}
+
+func (o *objectIter) next() bool {
+	r := o.r
+	if r.bad {
 		return false
 	}
 	r.ws()
 	if r.consume('}') {
-		return true
+		return false // "{}" or the end after a value; "{…,}" fails in key
 	}
-	for {
-		r.ws()
-		key, ok := r.key()
-		if !ok {
-			return false
-		}
-		r.ws()
-		if !r.consume(':') || !field(key) {
-			return false
-		}
-		r.ws()
-		if r.consume('}') {
-			return true
-		}
-		if !r.consume(',') {
-			return false
-		}
+	if !o.first && !r.consume(',') {
+		r.bad = true
+		return false
 	}
+	o.first = false
+	r.ws()
+	key, ok := r.key()
+	r.ws()
+	if !ok || !r.consume(':') {
+		r.bad = true
+		return false
+	}
+	o.key = key
+	return true
 }
 
 // key reads an object key. Keys with escapes or non-ASCII bytes are
@@ -406,9 +421,8 @@ func (r *jsonReader) key() (string, bool) {
 		c := r.b[r.i]
 		switch {
 		case c == '"':
-			k := r.b[start:r.i]
 			r.i++
-			return string(k), true
+			return r.b[start : r.i-1], true
 		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
 			return "", false
 		}
@@ -448,10 +462,10 @@ func (r *jsonReader) str() (string, bool) {
 			r.i++
 			raw := r.b[start:r.i]
 			if plain {
-				return string(raw[1 : len(raw)-1]), true
+				return raw[1 : len(raw)-1], true
 			}
 			var s string
-			if json.Unmarshal(raw, &s) != nil {
+			if json.Unmarshal([]byte(raw), &s) != nil {
 				return "", false
 			}
 			return s, true
@@ -475,7 +489,7 @@ func (r *jsonReader) str() (string, bool) {
 		case c < 0x20:
 			return "", false
 		case c >= utf8.RuneSelf:
-			_, size := utf8.DecodeRune(r.b[r.i:])
+			_, size := utf8.DecodeRuneInString(r.b[r.i:])
 			if size == 1 {
 				plain = false // invalid UTF-8: encoding/json substitutes it
 			}
@@ -507,7 +521,7 @@ func (r *jsonReader) boolInto(dst *bool) bool {
 }
 
 func (r *jsonReader) literal(lit string) bool {
-	if len(r.b)-r.i >= len(lit) && string(r.b[r.i:r.i+len(lit)]) == lit {
+	if len(r.b)-r.i >= len(lit) && r.b[r.i:r.i+len(lit)] == lit {
 		r.i += len(lit)
 		return true
 	}
@@ -522,18 +536,18 @@ func (r *jsonReader) unmarshal(dst any) bool {
 	if !ok || raw[0] == 'n' {
 		return false
 	}
-	return json.Unmarshal(raw, dst) == nil
+	return json.Unmarshal([]byte(raw), dst) == nil
 }
 
 // maxDepth bounds nesting in skipped values; deeper payloads go to the SDK.
 const maxDepth = 64
 
-// value skips one JSON value, validating it, and returns its bytes.
-func (r *jsonReader) value() ([]byte, bool) {
+// value skips one JSON value, validating it, and returns its text.
+func (r *jsonReader) value() (string, bool) {
 	r.ws()
 	start := r.i
 	if !r.skip(0) {
-		return nil, false
+		return "", false
 	}
 	return r.b[start:r.i], true
 }
