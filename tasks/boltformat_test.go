@@ -42,7 +42,7 @@ func TestBoltReadsEarlierRecords(t *testing.T) {
 		t.Fatalf("entries %+v, %v", es, err)
 	}
 	// New entries follow in the compact form, and read back alike.
-	if _, err := s.Append(t.Context(), key, Entry{RunID: "r2", Event: []byte(`{"type":"RUN_STARTED"}`)}); err != nil {
+	if err := s.Append(t.Context(), key, Entry{Seq: 2, RunID: "r2", Event: []byte(`{"type":"RUN_STARTED"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	es, err = s.Read(t.Context(), key, 1, 10)

@@ -17,8 +17,9 @@ import (
 )
 
 // BoltStore is the embedded backend: one bbolt file that survives
-// restarts. Every write is one bbolt transaction, fsynced on commit, so a
-// crash leaves either all of a PutThread or Append or none of it.
+// restarts. Every write is in a bbolt transaction, fsynced on commit, so a
+// crash leaves either all of a PutThread or Append or none of it; Appends
+// running at the same time share a transaction.
 //
 // The file holds four top-level buckets:
 //
@@ -38,6 +39,12 @@ import (
 type BoltStore struct {
 	db   *bbolt.DB
 	path string
+
+	// group holds the Appends waiting for the next commit; committing
+	// says a caller is committing groups (see Append).
+	groupMu    sync.Mutex
+	group      []*appendRequest
+	committing bool
 
 	mu      sync.Mutex
 	waiters map[ThreadKey]*boltWaiters // keys with a Wait in progress
@@ -269,11 +276,10 @@ func (s *BoltStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries 
 		if cur != th.Version {
 			return ErrConflict
 		}
-		if err := threads.Put(k, v); err != nil {
+		if err := appendIn(tx, k, entries, vals); err != nil {
 			return err
 		}
-		_, err = appendIn(tx, k, vals)
-		return err
+		return threads.Put(k, v)
 	})
 	if errors.Is(err, ErrConflict) {
 		return 0, ErrConflict
@@ -348,26 +354,80 @@ func (s *BoltStore) DeleteThread(ctx context.Context, key ThreadKey, version int
 	return nil
 }
 
-// Append implements Store.
-func (s *BoltStore) Append(ctx context.Context, key ThreadKey, entries ...Entry) (int64, error) {
+// Append implements Store. Appends to any threads that arrive while a
+// commit is in flight are committed together in the next one (group
+// commit): one fsync serves every run streaming at that moment, instead of
+// each run paying its own.
+func (s *BoltStore) Append(ctx context.Context, key ThreadKey, entries ...Entry) error {
 	if len(entries) == 0 {
-		return s.LastSeq(ctx, key)
+		return nil
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	vals := encodeEntries(entries)
-	var last int64
-	err := s.db.Update(func(tx *bbolt.Tx) error {
-		var err error
-		last, err = appendIn(tx, boltKey(key), vals)
 		return err
-	})
-	if err != nil {
-		return 0, fmt.Errorf("tasks: append to journal %s: %w", key, err)
 	}
-	s.notify(key) // after the commit, so a woken Wait finds the entries
-	return last, nil
+	req := &appendRequest{key: key, entries: entries, vals: encodeEntries(entries), done: make(chan error, 1)}
+	s.groupMu.Lock()
+	s.group = append(s.group, req)
+	lead := !s.committing
+	s.committing = true
+	s.groupMu.Unlock()
+	if lead {
+		s.commitGroups()
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		// The append may still commit: the caller cannot tell, as with
+		// any write whose answer was lost.
+		return ctx.Err()
+	}
+}
+
+// appendRequest is one Append waiting for a group commit.
+type appendRequest struct {
+	key     ThreadKey
+	entries []Entry
+	vals    [][]byte
+	done    chan error
+}
+
+// commitGroups commits the waiting appends, group after group, until none
+// is left; one caller at a time runs it (the one that found no commit in
+// flight). An append whose numbering conflicts fails alone.
+func (s *BoltStore) commitGroups() {
+	for {
+		s.groupMu.Lock()
+		group := s.group
+		s.group = nil
+		if len(group) == 0 {
+			s.committing = false
+			s.groupMu.Unlock()
+			return
+		}
+		s.groupMu.Unlock()
+		failed := make([]error, len(group))
+		err := s.db.Update(func(tx *bbolt.Tx) error {
+			for i, r := range group {
+				failed[i] = appendIn(tx, boltKey(r.key), r.entries, r.vals)
+				if failed[i] != nil && !errors.Is(failed[i], ErrConflict) {
+					return failed[i]
+				}
+			}
+			return nil
+		})
+		for i, r := range group {
+			switch {
+			case err != nil:
+				r.done <- fmt.Errorf("tasks: append to journal %s: %w", r.key, err)
+			case failed[i] != nil:
+				r.done <- failed[i]
+			default:
+				s.notify(r.key) // after the commit, so a woken Wait finds the entries
+				r.done <- nil
+			}
+		}
+	}
 }
 
 func encodeEntries(entries []Entry) [][]byte {
@@ -378,27 +438,36 @@ func encodeEntries(entries []Entry) [][]byte {
 	return vals
 }
 
-// appendIn appends encoded entries to the journal of k in tx and returns
-// the last seq.
-func appendIn(tx *bbolt.Tx, k []byte, vals [][]byte) (int64, error) {
+// appendIn puts encoded entries in the journal of k in tx under their
+// seqs, or fails with ErrConflict (having written nothing) when the
+// numbering does not continue the journal.
+func appendIn(tx *bbolt.Tx, k []byte, entries []Entry, vals [][]byte) error {
+	if len(entries) == 0 {
+		return nil
+	}
 	j, err := tx.Bucket(bucketJournal).CreateBucketIfNotExists(k)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	// Keys only ever grow, so fill pages completely instead of leaving
 	// room for inserts that never come.
 	j.FillPercent = 1
-	seq, err := lastSeqIn(j)
+	last, err := lastSeqIn(j)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	for _, v := range vals {
-		seq++
-		if err := j.Put(seqKey(seq), v); err != nil {
-			return 0, err
+	for _, e := range entries {
+		if e.Seq <= last {
+			return ErrConflict
+		}
+		last = e.Seq
+	}
+	for i, e := range entries {
+		if err := j.Put(seqKey(e.Seq), vals[i]); err != nil {
+			return err
 		}
 	}
-	return seq, nil
+	return nil
 }
 
 // Read implements Store.

@@ -56,12 +56,12 @@ func TestBoltReopen(t *testing.T) {
 	if _, err := s.PutThread(ctx, th); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(ctx, k,
-		tasks.Entry{RunID: "run-1", Event: []byte(`{"type":"RUN_STARTED"}`)},
-		tasks.Entry{RunID: "run-1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true}); err != nil {
+	if err := s.Append(ctx, k,
+		tasks.Entry{Seq: 1, RunID: "run-1", Event: []byte(`{"type":"RUN_STARTED"}`)},
+		tasks.Entry{Seq: 2, RunID: "run-1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Append(ctx, k, tasks.Entry{RunID: "run-2", Event: []byte(`{"type":"RUN_STARTED"}`)}); err != nil {
+	if err := s.Append(ctx, k, tasks.Entry{Seq: 3, RunID: "run-2", Event: []byte(`{"type":"RUN_STARTED"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	wantThread, err := s.GetThread(ctx, k)
@@ -95,8 +95,11 @@ func TestBoltReopen(t *testing.T) {
 	if last, err := s.LastSeq(ctx, k); err != nil || last != 3 {
 		t.Errorf("LastSeq after reopen = %d, %v; want 3", last, err)
 	}
-	if last, err := s.Append(ctx, k, tasks.Entry{RunID: "run-2", Event: []byte(`{}`)}); err != nil || last != 4 {
-		t.Errorf("Append after reopen = %d, %v; want 4", last, err)
+	if err := s.Append(ctx, k, tasks.Entry{Seq: 3, RunID: "run-2", Event: []byte(`{}`)}); !errors.Is(err, tasks.ErrConflict) {
+		t.Errorf("Append reusing seq 3 after reopen: %v, want ErrConflict", err)
+	}
+	if err := s.Append(ctx, k, tasks.Entry{Seq: 4, RunID: "run-2", Event: []byte(`{}`)}); err != nil {
+		t.Errorf("Append after reopen: %v", err)
 	}
 	wantThread.TaskState = "input-required"
 	if v, err := s.PutThread(ctx, wantThread); err != nil || v != 3 {
@@ -160,7 +163,7 @@ func TestBoltAfterClose(t *testing.T) {
 	if err := s.Ping(t.Context()); err == nil {
 		t.Error("Ping after Close succeeded")
 	}
-	if _, err := s.Append(t.Context(), k, tasks.Entry{Event: []byte(`{}`)}); err == nil {
+	if err := s.Append(t.Context(), k, tasks.Entry{Seq: 1, Event: []byte(`{}`)}); err == nil {
 		t.Error("Append after Close succeeded")
 	}
 }
@@ -190,7 +193,8 @@ func benchmarkAppend(b *testing.B, s tasks.Store) {
 	b.SetBytes(int64(len(benchEvent)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := s.Append(b.Context(), k, e); err != nil {
+		e.Seq++
+		if err := s.Append(b.Context(), k, e); err != nil {
 			b.Fatal(err)
 		}
 	}

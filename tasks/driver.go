@@ -88,19 +88,26 @@ type driver struct {
 	// readers get shutdownTail instead of a journaled terminal event.
 	suspended    bool
 	shutdownTail []agui.Envelope
+
+	// live is what readers in this process follow; seq is the number of
+	// the run's last event. storeFailed: the journal lost a batch and the
+	// run is being failed.
+	live        *liveLog
+	seq         int64
+	storeFailed bool
 }
 
-func newDriver(s *Service, spec *AgentSpec, th *Thread, in *agui.RunAgentInput) *driver {
-	return &driver{svc: s, spec: spec, thread: th, in: in, accepted: make(chan error, 1), done: make(chan struct{})}
+// newDriver returns the driver of a run whose events follow seq after.
+func newDriver(s *Service, spec *AgentSpec, th *Thread, in *agui.RunAgentInput, after int64) *driver {
+	return &driver{svc: s, spec: spec, thread: th, in: in, accepted: make(chan error, 1), done: make(chan struct{}),
+		live: newLiveLog(in.ThreadID, after), seq: after}
 }
 
-// tail is what in-process readers get after the journal when the run was
-// suspended by a shutdown: the events closing what is open and
-// RUN_ERROR{code:"server_shutdown"}, none of them journaled.
-func (d *driver) tail() []agui.Envelope {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.shutdownTail
+// close ends the driver's journal and its live log: readers get the
+// shutdown notice after the events when the run was suspended.
+func (d *driver) close() {
+	d.journal.close()
+	d.live.end(d.shutdownTail)
 }
 
 // accept tells a still-waiting StartRun that the agent answered.
@@ -171,7 +178,7 @@ func (d *driver) setup() {
 	for _, e := range d.prior {
 		_ = d.guard.Check(e) // what the journal holds is what clients hold
 	}
-	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.log)
+	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.log, d.live.publish)
 }
 
 // extend applies the bridge's A2A extension when the agent declares it:
@@ -242,7 +249,7 @@ func (d *driver) nothingToDo() {
 	defer close(d.done)
 	defer d.unregister()
 	d.setup()
-	defer d.journal.close()
+	defer d.close()
 	d.emit(d.tr.Complete()) // releases the thread before RUN_FINISHED
 }
 
@@ -259,7 +266,7 @@ func (d *driver) drive() {
 	defer close(d.done)
 	defer d.unregister()
 	d.setup()
-	defer d.journal.close()
+	defer d.close()
 	ctx, cancel := context.WithCancelCause(d.svc.ctx)
 	defer cancel(nil)
 	d.armStop(cancel)
@@ -679,13 +686,17 @@ func (d *driver) cancelTask() {
 	}
 }
 
-// emit checks events against the client's verifier and appends them to the
-// journal. An event the verifier would reject is a bridge bug: the run ends
-// with RUN_ERROR instead of sending the client something it cannot read.
+// emit checks events against the client's verifier, numbers them and
+// queues them for the journal, which shows them to the readers in this
+// process once stored. An event the verifier would reject is a bridge bug:
+// the run ends with RUN_ERROR instead of sending the client something it
+// cannot read.
+//
 // The terminal event is journaled in the same store write that releases
-// the thread: a client that starts its next run the moment it reads
-// RUN_FINISHED is not refused as busy, and a crash cannot leave a released
-// thread without its run's end or an ended run holding its thread.
+// the thread, after everything before it: a client that starts its next
+// run the moment it reads RUN_FINISHED is not refused as busy, and a crash
+// cannot leave a released thread without its run's end or an ended run
+// holding its thread.
 func (d *driver) emit(events []agui.Event) {
 	if len(events) == 0 {
 		return
@@ -708,16 +719,48 @@ func (d *driver) emit(events []agui.Event) {
 			continue
 		}
 		t := e.Type()
-		entries = append(entries, Entry{RunID: d.in.RunID, Event: b,
+		d.seq++
+		entries = append(entries, Entry{Seq: d.seq, RunID: d.in.RunID, Event: b,
 			Terminal: t == agui.EventRunFinished || t == agui.EventRunError})
 	}
-	if n := len(entries); n > 0 && entries[n-1].Terminal {
+	n := len(entries)
+	if n == 0 {
+		return
+	}
+	if entries[n-1].Terminal {
 		d.journal.add(entries[:n-1])
-		d.journal.flush()
+		if err := d.journal.flush(); err != nil {
+			// The journal lost events: say so rather than end as if the
+			// run were whole.
+			if b, merr := agui.Marshal(storeFailure()); merr == nil {
+				entries[n-1].Event = b
+			}
+		}
 		d.finalize(entries[n-1])
 		return
 	}
 	d.journal.add(entries)
+	d.keepUp()
+}
+
+// keepUp holds the run back while more than maxPending of its events wait
+// for the store, and fails the run once the journal lost a batch.
+func (d *driver) keepUp() {
+	pending, err := d.journal.progress()
+	if err == nil && pending > maxPending {
+		err = d.journal.flush()
+	}
+	if err != nil && !d.storeFailed && !d.tr.Done() {
+		d.storeFailed = true
+		f := storeFailure()
+		d.emit(d.tr.Fail(f.Code, f.Message))
+	}
+}
+
+// storeFailure ends a run whose journal lost events.
+func storeFailure() *agui.RunError {
+	return &agui.RunError{Code: "store_unavailable", Message: "the bridge could not store this run's events, so it stopped; the agent's task may go on",
+		Base: agui.Base{Timestamp: time.Now().UnixMilli()}}
 }
 
 // suspend leaves the run to the next bridge process: what it produced is
@@ -811,9 +854,15 @@ func (d *driver) finalize(terminal ...Entry) {
 			th.SeenMessageIDs = appendSeen(th.SeenMessageIDs, d.newIDs)
 		}
 	}, terminal...)
-	if !released && len(terminal) > 0 {
-		// The store refused the release: readers still need the run's end.
+	switch {
+	case released:
+		d.live.publish(terminal)
+	case len(terminal) > 0:
+		// The store refused the release: readers still need the run's end,
+		// from the journal if it takes it, else from here.
 		d.journal.add(terminal)
-		d.journal.flush()
+		if d.journal.flush() != nil {
+			d.live.publish(terminal)
+		}
 	}
 }

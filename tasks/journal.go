@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"time"
@@ -9,26 +10,34 @@ import (
 
 // journalWriter appends one run's events to the thread's journal from its
 // own goroutine, coalescing whatever accumulated while the previous append
-// was in flight into one call. A durable store pays a sync per append
-// (about a millisecond, much more under load), so a token-by-token stream
-// would otherwise be bounded by the disk; batching keeps the agent's pace.
+// was in flight into one call, and hands each stored batch on (to the
+// run's live log): a client sees an event only once it is stored, so a
+// crash cannot take back what a client was shown. A durable store pays a
+// sync per commit (about a millisecond, much more under load), so a
+// token-by-token stream would otherwise be bounded by the disk; batching
+// here and group commit in the store keep the agent's pace.
 type journalWriter struct {
 	store Store
 	key   ThreadKey
 	log   *slog.Logger
 	ctx   context.Context // lifetime of the bridge, not of the request
+	// stored is given every batch once the store took it, in order.
+	stored func(batch []Entry)
 
 	mu       sync.Mutex
 	cond     *sync.Cond
 	pending  []Entry
 	inflight bool
 	closed   bool
-	kick     chan struct{}
-	done     chan struct{}
+	// err is the failure that lost a batch, after which the journal has a
+	// hole and takes nothing more.
+	err error
+	kick    chan struct{}
+	done    chan struct{}
 }
 
-func newJournalWriter(ctx context.Context, store Store, key ThreadKey, log *slog.Logger) *journalWriter {
-	w := &journalWriter{store: store, key: key, log: log, ctx: ctx,
+func newJournalWriter(ctx context.Context, store Store, key ThreadKey, log *slog.Logger, stored func([]Entry)) *journalWriter {
+	w := &journalWriter{store: store, key: key, log: log, ctx: ctx, stored: stored,
 		kick: make(chan struct{}, 1), done: make(chan struct{})}
 	w.cond = sync.NewCond(&w.mu)
 	go w.loop()
@@ -49,8 +58,9 @@ func (w *journalWriter) add(entries []Entry) {
 	}
 }
 
-// flush waits until everything queued so far is in the journal.
-func (w *journalWriter) flush() {
+// flush waits until everything queued so far is in the journal; it
+// returns the failure that lost a batch, if one did.
+func (w *journalWriter) flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for len(w.pending) > 0 || w.inflight {
@@ -60,6 +70,15 @@ func (w *journalWriter) flush() {
 		}
 		w.cond.Wait()
 	}
+	return w.err
+}
+
+// progress reports how many entries wait for the store and whether a
+// batch was lost.
+func (w *journalWriter) progress() (pending int, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.pending), w.err
 }
 
 // close flushes and stops the writer.
@@ -98,20 +117,38 @@ func (w *journalWriter) loop() {
 }
 
 // append writes a batch, retrying a failing store a few times: a lost
-// batch may hold the run's terminal event. Readers of a run whose driver
-// ended without one get an error instead of waiting forever.
+// batch may hold events readers were shown. After that the run fails
+// (the driver checks progress) rather than go on with a hole in its
+// journal.
 func (w *journalWriter) append(batch []Entry) {
+	w.mu.Lock()
+	lost := w.err != nil
+	w.mu.Unlock()
+	if lost {
+		return // the journal already has a hole; the run is failing
+	}
 	var err error
 	for attempt, wait := 0, 50*time.Millisecond; attempt < 3; attempt, wait = attempt+1, wait*4 {
 		if attempt > 0 {
 			time.Sleep(wait)
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), 10*time.Second)
-		_, err = w.store.Append(ctx, w.key, batch...)
+		err = w.store.Append(ctx, w.key, batch...)
 		cancel()
-		if err == nil {
-			return
+		if err == nil || errors.Is(err, ErrConflict) {
+			break
 		}
 	}
-	w.log.Error("journal append failed; the run's readers will get an error", "entries", len(batch), "err", err)
+	w.mu.Lock()
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	w.mu.Unlock()
+	if err != nil {
+		w.log.Error("journal append failed; the run stops", "entries", len(batch), "err", err)
+		return
+	}
+	if w.stored != nil {
+		w.stored(batch)
+	}
 }

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"sort"
 	"sync"
 	"time"
 )
@@ -59,6 +60,9 @@ func (m *MemoryStore) PutThread(_ context.Context, th *Thread) (int64, error) {
 func (m *MemoryStore) PutThreadAndAppend(_ context.Context, th *Thread, entries ...Entry) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !m.appendable(th.Key, entries) {
+		return 0, ErrConflict
+	}
 	v, err := m.put(th)
 	if err != nil {
 		return 0, err
@@ -113,27 +117,52 @@ func (m *MemoryStore) DeleteThread(_ context.Context, key ThreadKey, version int
 }
 
 // Append implements Store.
-func (m *MemoryStore) Append(_ context.Context, key ThreadKey, entries ...Entry) (int64, error) {
+func (m *MemoryStore) Append(_ context.Context, key ThreadKey, entries ...Entry) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.append(key, entries), nil
+	if !m.appendable(key, entries) {
+		return ErrConflict
+	}
+	m.append(key, entries)
+	return nil
 }
 
-// append numbers and stores entries; m.mu is held.
-func (m *MemoryStore) append(key ThreadKey, entries []Entry) int64 {
-	t := m.thread(key)
-	seq := int64(len(t.journal))
+// appendable checks the entries' numbering against the journal; m.mu is
+// held.
+func (m *MemoryStore) appendable(key ThreadKey, entries []Entry) bool {
+	var last int64
+	if t := m.threads[key]; t != nil && len(t.journal) > 0 {
+		last = t.journal[len(t.journal)-1].Seq
+	}
 	for _, e := range entries {
-		seq++
-		e.Seq = seq
+		if e.Seq <= last {
+			return false
+		}
+		last = e.Seq
+	}
+	return true
+}
+
+// append stores checked entries; m.mu is held.
+func (m *MemoryStore) append(key ThreadKey, entries []Entry) {
+	if len(entries) == 0 {
+		return
+	}
+	t := m.thread(key)
+	for _, e := range entries {
 		e.Event = append([]byte(nil), e.Event...)
 		t.journal = append(t.journal, e)
 	}
-	if len(entries) > 0 {
-		close(t.changed)
-		t.changed = make(chan struct{})
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// lastSeq is the journal's last number; the store's mu is held.
+func (t *memThread) lastSeq() int64 {
+	if len(t.journal) == 0 {
+		return 0
 	}
-	return seq
+	return t.journal[len(t.journal)-1].Seq
 }
 
 // Read implements Store.
@@ -141,15 +170,16 @@ func (m *MemoryStore) Read(_ context.Context, key ThreadKey, after int64, limit 
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t := m.threads[key]
-	if t == nil || after >= int64(len(t.journal)) {
+	if t == nil {
 		return nil, nil
 	}
-	if after < 0 {
-		after = 0
-	}
-	rest := t.journal[after:]
+	i := sort.Search(len(t.journal), func(i int) bool { return t.journal[i].Seq > after })
+	rest := t.journal[i:]
 	if limit > 0 && len(rest) > limit {
 		rest = rest[:limit]
+	}
+	if len(rest) == 0 {
+		return nil, nil
 	}
 	return append([]Entry(nil), rest...), nil
 }
@@ -159,7 +189,7 @@ func (m *MemoryStore) LastSeq(_ context.Context, key ThreadKey) (int64, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if t := m.threads[key]; t != nil {
-		return int64(len(t.journal)), nil
+		return t.lastSeq(), nil
 	}
 	return 0, nil
 }
@@ -168,7 +198,7 @@ func (m *MemoryStore) LastSeq(_ context.Context, key ThreadKey) (int64, error) {
 func (m *MemoryStore) Wait(ctx context.Context, key ThreadKey, after int64) error {
 	m.mu.Lock()
 	t := m.thread(key)
-	if int64(len(t.journal)) > after {
+	if t.lastSeq() > after {
 		m.mu.Unlock()
 		return nil
 	}

@@ -29,7 +29,7 @@ func waitBlocks(t *testing.T, s tasks.Store) {
 	t.Helper()
 	defer s.Close()
 	k := tasks.ThreadKey{Agent: "agent", ThreadID: "t"}
-	if _, err := s.Append(t.Context(), k, tasks.Entry{RunID: "run-1", Event: []byte(`{"n":1}`)}); err != nil {
+	if err := s.Append(t.Context(), k, tasks.Entry{Seq: 1, RunID: "run-1", Event: []byte(`{"n":1}`)}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -40,7 +40,7 @@ func waitBlocks(t *testing.T, s tasks.Store) {
 		t.Fatalf("Wait(after 1) returned %v with no entry after 1", err)
 	default:
 	}
-	if _, err := s.Append(t.Context(), k, tasks.Entry{RunID: "run-1", Event: []byte(`{"n":2}`)}); err != nil {
+	if err := s.Append(t.Context(), k, tasks.Entry{Seq: 2, RunID: "run-1", Event: []byte(`{"n":2}`)}); err != nil {
 		t.Fatal(err)
 	}
 	synctest.Wait()

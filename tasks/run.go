@@ -36,12 +36,14 @@ type Run struct {
 // readBatch is how many journal entries a reader takes per store read.
 const readBatch = 256
 
-// Events yields the envelopes, waiting for new ones as they are journaled.
-// A run's stream ends after its terminal event. When the run's driver in
-// this process stopped without one — the bridge shutting down — it ends
-// with the closing events of the shutdown notice (Seq 0, not journaled: the
-// run goes on after a restart, and a client resumes after the last Seq it
-// saw). It ends early with ctx's error when ctx ends.
+// Events yields the envelopes, waiting for new ones as they come. A run
+// this process drives is read from its live log (see liveLog), anything
+// older and runs driven elsewhere from the store. A run's stream ends after
+// its terminal event. When the run's driver in this process stopped
+// without one — the bridge shutting down — it ends with the closing events
+// of the shutdown notice (Seq 0, not journaled: the run goes on after a
+// restart, and a client resumes after the last Seq it saw). It ends early
+// with ctx's error when ctx ends.
 func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 	return func(yield func(agui.Envelope, error) bool) {
 		if r.fixed != nil {
@@ -53,7 +55,45 @@ func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 			return
 		}
 		after := r.after
+		d := r.driver
 		for {
+			if d != nil {
+				envs, pos, changed := d.live.since(after)
+				switch pos {
+				case liveMore:
+					for _, e := range envs {
+						after = e.Seq
+						if !yield(e, nil) || (!r.thread && agui.IsTerminalEvent(e.Event)) {
+							return
+						}
+					}
+					continue
+				case liveWait:
+					select {
+					case <-changed:
+					case <-ctx.Done():
+						yield(agui.Envelope{}, ctx.Err())
+						return
+					}
+					continue
+				case liveEnded:
+					if tail := d.live.shortTail(); len(tail) > 0 {
+						for _, e := range tail {
+							if !yield(e, nil) {
+								return
+							}
+						}
+						return
+					}
+					if !r.thread {
+						// Ended with neither a terminal event nor a notice.
+						yield(agui.Envelope{}, ErrRunLost)
+						return
+					}
+					d = nil // the thread goes on: look for its next run
+				}
+				// liveBehind, or a followed run that ended: the store.
+			}
 			entries, err := r.svc.store.Read(ctx, r.Key, after, readBatch)
 			if err != nil {
 				yield(agui.Envelope{}, err)
@@ -72,37 +112,39 @@ func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 			if len(entries) > 0 {
 				continue
 			}
-			// Caught up with the journal: wait for the run in progress.
-			d := r.driver
-			if r.thread {
-				th, err := r.svc.store.GetThread(ctx, r.Key)
-				if err != nil {
+			if d != nil {
+				// Read up to the live log's start. A run taken over after
+				// a crash starts past a gap in the numbers; but if the log
+				// dropped events the store does not have, they are lost.
+				start, dropped := d.live.start()
+				if dropped {
+					yield(agui.Envelope{}, ErrRunLost)
+					return
+				}
+				after = max(after, start-1)
+				continue
+			}
+			// Caught up with the store.
+			if !r.thread {
+				// A run driven elsewhere ends with an append.
+				if err := r.svc.store.Wait(ctx, r.Key, after); err != nil {
 					yield(agui.Envelope{}, err)
 					return
 				}
-				if th.ActiveRunID == "" {
-					return // a run ends with its release: nothing more comes
-				}
-				d = r.svc.driving(r.Key, th.ActiveRunID)
+				continue
 			}
-			if d != nil && ended(d.done) {
-				// The driver is gone; whatever it stored is read once more
-				// before deciding it stopped short.
-				more, err := r.svc.store.Read(ctx, r.Key, after, 1)
-				if err == nil && len(more) > 0 {
-					continue
-				}
-				for _, e := range d.tail() {
-					if !yield(e, nil) {
-						return
-					}
-				}
-				if len(d.tail()) == 0 && !r.thread {
-					yield(agui.Envelope{}, ErrRunLost)
-				}
+			th, err := r.svc.store.GetThread(ctx, r.Key)
+			if err != nil {
+				yield(agui.Envelope{}, err)
 				return
 			}
-			if err := r.wait(ctx, after, d); err != nil && ctx.Err() != nil {
+			if th.ActiveRunID == "" {
+				return // a run ends with its release: nothing more comes
+			}
+			if d = r.svc.driving(r.Key, th.ActiveRunID); d != nil {
+				continue
+			}
+			if err := r.waitElsewhere(ctx, after); err != nil {
 				yield(agui.Envelope{}, err)
 				return
 			}
@@ -110,48 +152,20 @@ func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 	}
 }
 
-// wait blocks until the journal grows past after, ctx ends, or the run's
-// driver in this process ends.
-func (r *Run) wait(ctx context.Context, after int64, d *driver) error {
-	if d == nil {
-		if !r.thread {
-			return r.svc.store.Wait(ctx, r.Key, after)
-		}
-		// A run driven elsewhere ends with an append; a bounded wait also
-		// notices a thread released without one (a driver that gave up).
-		wctx, cancel := context.WithTimeout(ctx, time.Second)
-		defer cancel()
-		err := r.svc.store.Wait(wctx, r.Key, after)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if errors.Is(err, context.DeadlineExceeded) {
-			return nil
-		}
-		return err
-	}
-	wctx, cancel := context.WithCancel(ctx)
+// waitElsewhere waits for a run driven by another process to journal
+// more. The wait is bounded, so a thread released without an append (a
+// driver that gave up) is noticed too.
+func (r *Run) waitElsewhere(ctx context.Context, after int64) error {
+	wctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	go func() {
-		select {
-		case <-d.done:
-			cancel()
-		case <-wctx.Done():
-		}
-	}()
-	return r.svc.store.Wait(wctx, r.Key, after)
-}
-
-func ended(done <-chan struct{}) bool {
-	if done == nil {
-		return false
+	err := r.svc.store.Wait(wctx, r.Key, after)
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
-	select {
-	case <-done:
-		return true
-	default:
-		return false
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil
 	}
+	return err
 }
 
 // Follow streams the thread's journal after the sequence number after

@@ -279,7 +279,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	if err != nil {
 		return nil, err
 	}
-	d := newDriver(s, spec, th, in)
+	d := newDriver(s, spec, th, in, after)
 	d.parts, d.newIDs, d.resume, d.continueTask, d.reconcile = parts, newIDs, plan, continueTask, reconcile
 	run := &Run{Key: key, RunID: in.RunID, svc: s, after: after, driver: d}
 

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"iter"
@@ -437,18 +438,22 @@ func TestShutdownCutsRunsWithRunError(t *testing.T) {
 	}
 }
 
-// failingTerminalStore loses every terminal entry, as a broken disk would.
-type failingTerminalStore struct{ *MemoryStore }
+// failingStore loses entries, as a broken disk would: every terminal one,
+// or every one once failAll is set.
+type failingStore struct {
+	*MemoryStore
+	failAll bool
+}
 
-func (f failingTerminalStore) Append(ctx context.Context, key ThreadKey, entries ...Entry) (int64, error) {
-	if hasTerminal(entries) {
-		return 0, errors.New("disk full")
+func (f failingStore) Append(ctx context.Context, key ThreadKey, entries ...Entry) error {
+	if f.failAll || hasTerminal(entries) {
+		return errors.New("disk full")
 	}
 	return f.MemoryStore.Append(ctx, key, entries...)
 }
 
-func (f failingTerminalStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries ...Entry) (int64, error) {
-	if hasTerminal(entries) {
+func (f failingStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries ...Entry) (int64, error) {
+	if f.failAll || hasTerminal(entries) {
 		return 0, errors.New("disk full")
 	}
 	return f.MemoryStore.PutThreadAndAppend(ctx, th, entries...)
@@ -463,23 +468,57 @@ func hasTerminal(entries []Entry) bool {
 	return false
 }
 
-// TestLostTerminalDoesNotHang: readers of a run whose terminal event could
-// not be stored get an error instead of waiting forever.
+// TestLostTerminalDoesNotHang: a run whose terminal event could not be
+// stored still ends for its readers in this process, which follow the
+// run's live log, and a reader of the journal alone (another process)
+// gets an error instead of waiting forever.
 func TestLostTerminalDoesNotHang(t *testing.T) {
 	t.Parallel()
 	agent := &scriptedAgent{streaming: true, stream: []scripted{{ev: &a2a.Message{ID: "m", Role: a2a.RoleAgent,
 		Parts: []*a2a.Part{a2a.NewTextPart("ok")}}}}}
-	svc := NewService(Options{Store: failingTerminalStore{NewMemoryStore()}, Agents: []AgentSpec{{Name: "a",
+	svc := NewService(Options{Store: failingStore{MemoryStore: NewMemoryStore()}, Agents: []AgentSpec{{Name: "a",
 		Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
 	defer svc.Close(t.Context())
 	run := must(svc.StartRun(t.Context(), "a", input("th", "r1")))
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	var last error
-	for _, err := range run.Events(ctx) {
-		last = err
+	var last agui.Envelope
+	for env, err := range run.Events(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = env
 	}
-	if !errors.Is(last, ErrRunLost) {
-		t.Fatalf("want ErrRunLost, got %v", last)
+	if !agui.IsTerminalEvent(last.Event) {
+		t.Fatalf("the stream ended with %s", last.Event)
+	}
+}
+
+// TestStoreFailureFailsTheRun: when the journal cannot take a run's events
+// the run stops with RUN_ERROR{code:"store_unavailable"} rather than show
+// events nobody could read back.
+func TestStoreFailureFailsTheRun(t *testing.T) {
+	t.Parallel()
+	agent := &scriptedAgent{streaming: true, stream: []scripted{{ev: &a2a.Message{ID: "m", Role: a2a.RoleAgent,
+		Parts: []*a2a.Part{a2a.NewTextPart("ok")}}}}}
+	svc := NewService(Options{Store: failingStore{MemoryStore: NewMemoryStore(), failAll: true}, Agents: []AgentSpec{{Name: "a",
+		Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
+	defer svc.Close(t.Context())
+	// The claim itself is a PutThread, which this store still takes.
+	run, err := svc.StartRun(t.Context(), "a", input("th", "r1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	var last agui.Envelope
+	for env, err := range run.Events(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = env
+	}
+	if !bytes.Contains(last.Event, []byte(`"code":"store_unavailable"`)) {
+		t.Fatalf("the stream ended with %s", last.Event)
 	}
 }

@@ -148,7 +148,9 @@ func (t *Thread) Clone() *Thread {
 
 // Entry is one journal record: an encoded AG-UI event of a run.
 type Entry struct {
-	// Seq numbers a thread's entries from 1 with no gaps.
+	// Seq numbers a thread's entries, strictly increasing from 1. The
+	// writer (the run's driver) assigns it; the bridge numbers without
+	// gaps, but a store accepts them.
 	Seq   int64
 	RunID string
 	// Event is the event's JSON, exactly as written to clients.
@@ -167,18 +169,21 @@ type Store interface {
 	// ErrConflict and nothing is written.
 	PutThread(ctx context.Context, th *Thread) (int64, error)
 	// PutThreadAndAppend does PutThread and Append as one atomic write:
-	// both or neither. A run ends with it (the thread released and the
-	// terminal event journaled together), so a crash cannot leave one
-	// without the other.
+	// both or neither (either check failing is ErrConflict). A run ends
+	// with it (the thread released and the terminal event journaled
+	// together), so a crash cannot leave one without the other.
 	PutThreadAndAppend(ctx context.Context, th *Thread, entries ...Entry) (int64, error)
 	// ActiveThreads lists the threads whose record has an active run.
 	ActiveThreads(ctx context.Context) ([]ThreadKey, error)
 	// DeleteThread removes the thread if its version is still version
 	// (else ErrConflict); its journal stays.
 	DeleteThread(ctx context.Context, key ThreadKey, version int64) error
-	// Append adds entries to the thread's journal, numbering them (their
-	// Seq is ignored), and returns the sequence number of the last one.
-	Append(ctx context.Context, key ThreadKey, entries ...Entry) (int64, error)
+	// Append adds entries to the thread's journal under the sequence
+	// numbers they carry, which must increase strictly, from above the
+	// journal's last one; otherwise it is ErrConflict and nothing is
+	// written. Only a thread's active run appends, so its driver knows
+	// the numbers before the store does.
+	Append(ctx context.Context, key ThreadKey, entries ...Entry) error
 	// Read returns up to limit entries with Seq > after, oldest first.
 	Read(ctx context.Context, key ThreadKey, after int64, limit int) ([]Entry, error)
 	// LastSeq is the sequence number of the journal's last entry (0 when

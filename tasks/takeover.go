@@ -73,6 +73,10 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	last, err := s.store.LastSeq(ctx, key)
+	if err != nil {
+		return false, err
+	}
 	// Claim it: this process owns the run from now on.
 	next := th.Clone()
 	next.Owner = s.instance
@@ -85,7 +89,7 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 	}
 	next.Version = v
 
-	d := newDriver(s, s.agents[key.Agent], next, in)
+	d := newDriver(s, s.agents[key.Agent], next, in, last)
 	d.takeover, d.prior = true, prior
 	if d.spec == nil {
 		// The agent left the configuration: end the run plainly.

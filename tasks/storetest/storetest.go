@@ -152,13 +152,11 @@ func get(t *testing.T, s tasks.Store, k tasks.ThreadKey) *tasks.Thread {
 	return th
 }
 
-func appendEntries(t *testing.T, s tasks.Store, k tasks.ThreadKey, es ...tasks.Entry) int64 {
+func appendEntries(t *testing.T, s tasks.Store, k tasks.ThreadKey, es ...tasks.Entry) {
 	t.Helper()
-	last, err := s.Append(t.Context(), k, es...)
-	if err != nil {
+	if err := s.Append(t.Context(), k, es...); err != nil {
 		t.Fatalf("Append(%v, %d entries): %v", k, len(es), err)
 	}
-	return last
 }
 
 func read(t *testing.T, s tasks.Store, k tasks.ThreadKey, after int64, limit int) []tasks.Entry {
@@ -185,10 +183,11 @@ func event(n int) []byte {
 	return fmt.Appendf(nil, "{\"type\": \"CUSTOM\",  \"n\": %d}\n", n)
 }
 
+// entries numbers event(from) .. event(to) from to to.
 func entries(runID string, from, to int) []tasks.Entry {
 	var es []tasks.Entry
 	for n := from; n <= to; n++ {
-		es = append(es, tasks.Entry{RunID: runID, Event: event(n)})
+		es = append(es, tasks.Entry{Seq: int64(n), RunID: runID, Event: event(n)})
 	}
 	return es
 }
@@ -361,27 +360,41 @@ func testDelete(t *testing.T, s tasks.Store) {
 	}
 }
 
+// testAppendNumbers: entries are stored under the numbers they carry,
+// gaps allowed; a numbering that does not continue the journal is refused
+// whole.
 func testAppendNumbers(t *testing.T, s tasks.Store) {
 	k := key("t")
-	first := entries("run-1", 1, 3)
-	for i := range first {
-		first[i].Seq = 99 // ignored
+	appendEntries(t, s, k, entries("run-1", 1, 3)...)
+	appendEntries(t, s, k, entries("run-1", 4, 4)...)
+	appendEntries(t, s, k) // nothing: fine
+	// Numbers may skip.
+	appendEntries(t, s, k, entries("run-2", 1030, 1031)...)
+	want := []int64{1, 2, 3, 4, 1030, 1031}
+	check := func(when string) {
+		t.Helper()
+		if diff := cmp.Diff(want, seqs(read(t, s, k, 0, 100))); diff != "" {
+			t.Errorf("%s: journal seqs (-want +got):\n%s", when, diff)
+		}
+		if n := lastSeq(t, s, k); n != 1031 {
+			t.Errorf("%s: LastSeq = %d, want 1031", when, n)
+		}
 	}
-	if last := appendEntries(t, s, k, first...); last != 3 {
-		t.Errorf("first Append returned %d, want 3", last)
+	check("after the appends")
+	for name, bad := range map[string][]tasks.Entry{
+		"a number already used":  entries("run-3", 1031, 1032),
+		"a number below the end": entries("run-3", 5, 5),
+		"numbers going down":     {{Seq: 1040, Event: event(1)}, {Seq: 1039, Event: event(2)}},
+		"a number twice":         {{Seq: 1040, Event: event(1)}, {Seq: 1040, Event: event(2)}},
+	} {
+		if err := s.Append(t.Context(), k, bad...); !errors.Is(err, tasks.ErrConflict) {
+			t.Errorf("Append with %s: error %v, want ErrConflict", name, err)
+		}
+		check("after Append with " + name)
 	}
-	if last := appendEntries(t, s, k, entries("run-1", 4, 4)...); last != 4 {
-		t.Errorf("second Append returned %d, want 4", last)
-	}
-	if last := appendEntries(t, s, k, entries("run-2", 5, 6)...); last != 6 {
-		t.Errorf("third Append returned %d, want 6", last)
-	}
-	if last := appendEntries(t, s, k); last != 6 {
-		t.Errorf("Append of no entries returned %d, want the last seq 6", last)
-	}
-	want := []int64{1, 2, 3, 4, 5, 6}
-	if diff := cmp.Diff(want, seqs(read(t, s, k, 0, 100))); diff != "" {
-		t.Errorf("journal seqs (-want +got):\n%s", diff)
+	// Reads start after any number, in a gap too.
+	if diff := cmp.Diff([]int64{1030, 1031}, seqs(read(t, s, k, 500, 100))); diff != "" {
+		t.Errorf("Read after 500 (-want +got):\n%s", diff)
 	}
 }
 
@@ -393,12 +406,11 @@ func testAppendKeepsFields(t *testing.T, s tasks.Store) {
 		{RunID: "run-1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true},
 		{RunID: "run-2", Event: []byte{}},
 	}
-	appendEntries(t, s, k, in...)
-	var want []tasks.Entry
-	for i, e := range in {
-		e.Seq = int64(i + 1)
-		want = append(want, e)
+	for i := range in {
+		in[i].Seq = int64(i + 1)
 	}
+	appendEntries(t, s, k, in...)
+	want := append([]tasks.Entry(nil), in...)
 	if diff := cmp.Diff(want, read(t, s, k, 0, 100), entryOpts); diff != "" {
 		t.Errorf("entries read back (-want +got):\n%s", diff)
 	}
@@ -406,7 +418,7 @@ func testAppendKeepsFields(t *testing.T, s tasks.Store) {
 
 func testAppendCopies(t *testing.T, s tasks.Store) {
 	k := key("t")
-	in := []tasks.Entry{{RunID: "run-1", Event: []byte(`{"type":"A"}`)}}
+	in := []tasks.Entry{{Seq: 1, RunID: "run-1", Event: []byte(`{"type":"A"}`)}}
 	appendEntries(t, s, k, in...)
 	in[0].Event[2] = 'X' // the caller reuses its buffer
 
@@ -418,71 +430,66 @@ func testAppendCopies(t *testing.T, s tasks.Store) {
 	}
 }
 
-// testAppendConcurrent appends batches from many goroutines at once: the
-// journal must number every entry once, 1..n with no gaps, keep each batch
-// contiguous, and return each batch's own last seq.
+// testAppendConcurrent appends from many goroutines at once: each streams
+// batches to its own thread (what concurrent runs do, and what a store may
+// commit together), and all of them also race for the same numbers on one
+// shared thread, where each number must be taken exactly once.
 func testAppendConcurrent(t *testing.T, s tasks.Store) {
 	const goroutines, appends = 8, 16
-	k := key("t")
-	type batch struct {
-		events [][]byte
-		last   int64
-		err    error
-	}
-	batches := make([][]batch, goroutines)
+	shared := key("shared")
+	won := make([][]int64, goroutines)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
+	errs := make(chan error, goroutines*appends*2)
 	for g := range goroutines {
-		batches[g] = make([]batch, appends)
 		wg.Go(func() {
 			<-start
+			own := key(fmt.Sprint("own-", g))
+			seq := int64(0)
 			for i := range appends {
-				b := &batches[g][i]
 				var es []tasks.Entry
 				for j := range 1 + i%3 {
-					ev := fmt.Appendf(nil, `{"g":%d,"i":%d,"j":%d}`, g, i, j)
-					b.events = append(b.events, ev)
-					es = append(es, tasks.Entry{RunID: fmt.Sprint("run-", g), Event: ev})
+					seq++
+					es = append(es, tasks.Entry{Seq: seq, RunID: fmt.Sprint("run-", g), Event: fmt.Appendf(nil, `{"g":%d,"i":%d,"j":%d}`, g, i, j)})
 				}
-				b.last, b.err = s.Append(t.Context(), k, es...)
+				if err := s.Append(t.Context(), own, es...); err != nil {
+					errs <- fmt.Errorf("goroutine %d, own thread, append %d: %w", g, i, err)
+				}
+				n := int64(i + 1)
+				err := s.Append(t.Context(), shared, tasks.Entry{Seq: n, RunID: fmt.Sprint("run-", g), Event: fmt.Appendf(nil, `{"g":%d}`, g)})
+				switch {
+				case err == nil:
+					won[g] = append(won[g], n)
+				case !errors.Is(err, tasks.ErrConflict):
+					errs <- fmt.Errorf("goroutine %d, shared thread, seq %d: %w", g, n, err)
+				}
 			}
 		})
 	}
 	close(start)
 	wg.Wait()
-
-	got := read(t, s, k, 0, 1<<20)
-	total := 0
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 	for g := range goroutines {
-		prev := int64(0)
-		for i, b := range batches[g] {
-			total += len(b.events)
-			if b.err != nil {
-				t.Fatalf("goroutine %d append %d: %v", g, i, b.err)
-			}
-			if b.last <= prev {
-				t.Errorf("goroutine %d append %d returned seq %d, not after its previous %d", g, i, b.last, prev)
-			}
-			prev = b.last
-			first := b.last - int64(len(b.events)) + 1
-			for j, ev := range b.events {
-				seq := first + int64(j)
-				if seq < 1 || seq > int64(len(got)) || string(got[seq-1].Event) != string(ev) {
-					t.Errorf("goroutine %d append %d: entry %d not at seq %d", g, i, j, seq)
-				}
+		got := read(t, s, key(fmt.Sprint("own-", g)), 0, 1<<20)
+		for i, e := range got {
+			if e.Seq != int64(i+1) || e.RunID != fmt.Sprint("run-", g) {
+				t.Fatalf("goroutine %d's thread: entry %d is %+v", g, i, e)
 			}
 		}
 	}
-	if len(got) != total {
-		t.Errorf("journal has %d entries, want %d", len(got), total)
+	got := read(t, s, shared, 0, 1<<20)
+	if diff := cmp.Diff([]int64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, seqs(got)); diff != "" {
+		t.Fatalf("shared thread seqs (-want +got):\n%s", diff)
 	}
-	for i, e := range got {
-		if e.Seq != int64(i+1) {
-			t.Fatalf("entry %d has seq %d: the sequence has a gap or a repeat", i, e.Seq)
+	for g, seqs := range won {
+		for _, n := range seqs {
+			if want := fmt.Sprintf(`{"g":%d}`, g); string(got[n-1].Event) != want {
+				t.Errorf("seq %d: goroutine %d was told it won, but the entry is %s", n, g, got[n-1].Event)
+			}
 		}
-	}
-	if n := lastSeq(t, s, k); n != int64(total) {
-		t.Errorf("LastSeq = %d, want %d", n, total)
 	}
 }
 
@@ -695,8 +702,8 @@ func testInterruptIndex(t *testing.T, s tasks.Store) {
 	}
 }
 
-// testPutAndAppend: the thread and the entries are written together, the
-// entries numbered after what the journal holds.
+// testPutAndAppend: the thread and the entries are written together, or
+// neither.
 func testPutAndAppend(t *testing.T, s tasks.Store) {
 	k := key("t")
 	th := sample(k)
@@ -704,7 +711,14 @@ func testPutAndAppend(t *testing.T, s tasks.Store) {
 	appendEntries(t, s, k, entries("run-1", 1, 2)...)
 	th.Version = v
 	th.ActiveRunID = ""
-	v2, err := s.PutThreadAndAppend(t.Context(), th, tasks.Entry{RunID: "run-1", Event: event(3), Terminal: true})
+	// A numbering that does not continue the journal fails the whole write.
+	if _, err := s.PutThreadAndAppend(t.Context(), th, tasks.Entry{Seq: 2, RunID: "run-1", Event: event(3), Terminal: true}); !errors.Is(err, tasks.ErrConflict) {
+		t.Fatalf("PutThreadAndAppend reusing seq 2: %v, want ErrConflict", err)
+	}
+	if got := get(t, s, k); got.Version != v {
+		t.Fatalf("the thread was written by a refused PutThreadAndAppend: version %d", got.Version)
+	}
+	v2, err := s.PutThreadAndAppend(t.Context(), th, tasks.Entry{Seq: 3, RunID: "run-1", Event: event(3), Terminal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
