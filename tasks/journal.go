@@ -31,9 +31,9 @@ type journalWriter struct {
 	closed   bool
 	// err is the failure that lost a batch, after which the journal has a
 	// hole and takes nothing more.
-	err error
-	kick    chan struct{}
-	done    chan struct{}
+	err  error
+	kick chan struct{}
+	done chan struct{}
 }
 
 func newJournalWriter(ctx context.Context, store Store, key ThreadKey, log *slog.Logger, stored func([]Entry)) *journalWriter {
