@@ -195,8 +195,8 @@ type Translator struct {
 type textStream struct {
 	key       string
 	messageID string
-	text      strings.Builder // status text received so far, shown or not
-	shown     strings.Builder // text written to the client so far
+	text      foldText // status text received so far, shown or not
+	shown     foldText // text written to the client so far
 	held      string          // text withheld as a possible repeat
 	holding   bool            // still deciding whether this is a repeat
 	open      bool
@@ -1028,15 +1028,12 @@ func (t *Translator) prefixOfOther(self *textStream, text string) bool {
 		return true
 	}
 	for _, s := range t.streamOrder {
-		if s == self {
-			continue
-		}
-		if strings.HasPrefix(normalize(s.shown.String()), n) {
+		if s != self && foldedHasPrefix(s.shown.String(), n) {
 			return true
 		}
 	}
 	for _, p := range t.prior {
-		if strings.HasPrefix(normalize(p.text), n) {
+		if foldedHasPrefix(p.text, n) {
 			return true
 		}
 	}
@@ -1044,23 +1041,84 @@ func (t *Translator) prefixOfOther(self *textStream, text string) bool {
 }
 
 // repeatsOther reports whether text equals, ignoring white space, text
-// another stream already showed.
+// another stream already showed. It runs for every status message, so
+// texts that cannot match (more solid characters than text has bytes) are
+// not normalized: a streamed answer costs each token, not all the text so
+// far.
 func (t *Translator) repeatsOther(self *textStream, text string) bool {
-	n := normalize(text)
-	if n == "" {
+	if strings.TrimSpace(text) == "" {
 		return true
 	}
+	n, folded := "", false
+	same := func(other string, solid int) bool {
+		if solid > len(text) {
+			return false // normalize(other) is longer than normalize(text) can be
+		}
+		if !folded {
+			n, folded = normalize(text), true
+		}
+		return normalize(other) == n
+	}
 	for _, s := range t.streamOrder {
-		if s != self && normalize(s.shown.String()) == n {
+		if s != self && same(s.shown.String(), s.shown.solid) {
 			return true
 		}
 	}
 	for _, p := range t.prior {
-		if normalize(p.text) == n {
+		if same(p.text, solidBytes(p.text)) {
 			return true
 		}
 	}
 	return false
+}
+
+// foldText is text with the count of its solid bytes: ASCII bytes other
+// than white space, which normalize always keeps. So normalize(x) is at
+// least solid bytes long, and texts with more solid bytes than another has
+// bytes are told apart without normalizing them.
+type foldText struct {
+	strings.Builder
+	solid int
+}
+
+func (f *foldText) WriteString(s string) {
+	f.Builder.WriteString(s)
+	f.solid += solidBytes(s)
+}
+
+func (f *foldText) Reset() {
+	f.Builder.Reset()
+	f.solid = 0
+}
+
+func solidBytes(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case ' ', '\t', '\n', '\v', '\f', '\r':
+		default:
+			if c < utf8.RuneSelf {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// foldedHasPrefix reports whether normalize(s) starts with prefix (itself
+// normalized), normalizing only as much of s as needed.
+func foldedHasPrefix(s, prefix string) bool {
+	var b strings.Builder
+	for f := range strings.FieldsSeq(s) {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(f)
+		if b.Len() >= len(prefix) {
+			break
+		}
+	}
+	return strings.HasPrefix(b.String(), prefix)
 }
 
 // deltaFor returns what text adds to the stream: the suffix when text is
@@ -1073,7 +1131,7 @@ func (s *textStream) deltaFor(text string) string {
 	switch {
 	case so == "":
 		return text
-	case normalize(text) == normalize(so):
+	case s.text.solid <= len(text) && normalize(text) == normalize(so):
 		return ""
 	case strings.HasPrefix(text, so):
 		return text[len(so):]
@@ -1113,6 +1171,11 @@ func messageText(msg *a2a.Message) string {
 }
 
 func partsText(parts []*a2a.Part) string {
+	if len(parts) == 1 && parts[0] != nil && !isThought(parts[0]) {
+		// The common case, once per streamed token: no copy.
+		txt, _ := parts[0].Content.(a2a.TextPart)
+		return string(txt)
+	}
 	var b strings.Builder
 	for _, p := range parts {
 		if p == nil {
@@ -1146,6 +1209,17 @@ func normalize(s string) string {
 
 // stepName turns TASK_STATE_INPUT_REQUIRED into input_required.
 func stepName(s a2a.TaskState) string {
+	// Known states without allocating: this runs for every status update.
+	switch s {
+	case a2a.TaskStateWorking:
+		return "working"
+	case a2a.TaskStateSubmitted:
+		return "submitted"
+	case a2a.TaskStateCompleted:
+		return "completed"
+	case a2a.TaskStateInputRequired:
+		return "input_required"
+	}
 	name := strings.TrimPrefix(string(s), "TASK_STATE_")
 	if name == "" {
 		return "unspecified"

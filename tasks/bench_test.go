@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/mapping"
 )
 
 // BenchmarkRunStream drives whole runs of a scripted agent streaming 500
@@ -49,6 +51,60 @@ func BenchmarkRunStream(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(n*chunks), "ns/chunk")
+		})
+	}
+}
+
+// BenchmarkTextChunkPath is what the driver does for one streamed text
+// chunk (an appended artifact, or a status message of a streaming agent):
+// translate, check against the client's verifier, encode.
+func BenchmarkTextChunkPath(b *testing.B) {
+	for _, kind := range []string{"artifact", "status"} {
+		b.Run(kind, func(b *testing.B) {
+			in := input("t", "r")
+			in.ProtocolVersion = "1.0"
+			d := newDriver(nil, &AgentSpec{Name: "a"}, &Thread{}, in, 0)
+			d.tr = mapping.New(mapping.Options{ThreadID: "t", RunID: "r", V1: true, Now: func() int64 { return 1796290000000 }})
+			d.guard = agui.NewGuard(true)
+			step := func(ev a2a.Event) int {
+				n := 0
+				for _, e := range d.tr.Translate(ev) {
+					if err := d.guard.Check(e); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := agui.Marshal(e); err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				return n
+			}
+			step(task(a2a.TaskStateWorking, ""))
+			// Distinct tokens, made before the timer starts: a streaming
+			// agent's status messages each carry the next token.
+			events := make([]a2a.Event, 4096)
+			for i := range events {
+				token := "token " + strconv.Itoa(i) + " "
+				if kind == "artifact" {
+					events[i] = chunk(token, true)
+				} else {
+					events[i] = &a2a.StatusUpdate{TaskID: "task-1", ContextID: "ctx-1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking,
+						Message: &a2a.Message{ID: "m" + strconv.Itoa(i), Role: a2a.RoleAgent, Parts: []*a2a.Part{a2a.NewTextPart(token)}}}}
+				}
+			}
+			if kind == "artifact" {
+				step(chunk("start ", false))
+			} else {
+				step(events[len(events)-1])
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if n := step(events[i%len(events)]); n != 1 {
+					b.Fatalf("chunk %d made %d events, want 1", i, n)
+				}
+				i++
+			}
 		})
 	}
 }
