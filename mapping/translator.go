@@ -197,8 +197,8 @@ type textStream struct {
 	messageID string
 	text      foldText // status text received so far, shown or not
 	shown     foldText // text written to the client so far
-	held      string          // text withheld as a possible repeat
-	holding   bool            // still deciding whether this is a repeat
+	held      string   // text withheld as a possible repeat
+	holding   bool     // still deciding whether this is a repeat
 	open      bool
 	ended     bool // lastChunk seen; later appends open a new stream
 	dropped   bool // identified as a repeat and discarded
