@@ -115,10 +115,12 @@ const maxSSELine = 10 << 20
 // sseData yields the payload of every "data:" line, as the SDK's parser
 // does: one payload per line, an optional space after the colon dropped,
 // lines ending in "\n" or "\r\n", other lines ignored. A line is read into
-// a 4 KiB buffer; a longer one is assembled in a slice of its own.
+// a 1 KiB buffer (the HTTP body below is buffered already; an open stream
+// to a slow agent should cost little); a longer one is assembled in a
+// slice of its own.
 func sseData(body io.Reader) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
-		br := bufio.NewReaderSize(body, 4<<10)
+		br := bufio.NewReaderSize(body, 1<<10)
 		var long []byte
 		for {
 			line, err := br.ReadSlice('\n')
@@ -154,10 +156,31 @@ func sseData(body io.Reader) iter.Seq2[[]byte, error] {
 	}
 }
 
-// sdkDecode decodes a payload decodeStreamEvent declined by handing it to
-// the SDK's JSON-RPC transport as a one-event stream, so the result — and
-// every error, JSON-RPC errors mapped to typed A2A errors — is the SDK's.
+// sdkDecode decodes a payload decodeStreamEvent declined as the SDK's
+// JSON-RPC transport does: the response with encoding/json, then its
+// result as an a2a.StreamResponse. A JSON-RPC error is handed to the SDK's
+// transport itself as a one-event stream, so it is mapped to the same typed
+// A2A error.
 func sdkDecode(payload []byte) (a2asdk.Event, error) {
+	var resp struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      string          `json:"id"`
+		Result  json.RawMessage `json:"result,omitempty"`
+		Error   json.RawMessage `json:"error,omitempty"`
+	}
+	if err := json.Unmarshal(payload, &resp); err != nil || (len(resp.Error) > 0 && string(resp.Error) != "null") {
+		return sdkStreamDecode(payload)
+	}
+	var sr a2asdk.StreamResponse
+	if err := json.Unmarshal(resp.Result, &sr); err != nil {
+		return nil, err
+	}
+	return sr.Event, nil
+}
+
+// sdkStreamDecode runs payload through the SDK's JSON-RPC transport as the
+// only event of a stream.
+func sdkStreamDecode(payload []byte) (a2asdk.Event, error) {
 	canned := &http.Client{Transport: cannedStream(payload)}
 	sdk := a2aclient.NewJSONRPCTransport("http://decode.invalid/", canned)
 	for ev, err := range sdk.SendStreamingMessage(context.Background(), nil, &a2asdk.SendMessageRequest{}) {

@@ -21,7 +21,7 @@ const (
 	DefaultIdleTimeout       = Duration(120 * time.Second)
 	DefaultKeepAlive         = Duration(15 * time.Second)
 	DefaultShutdownGrace     = Duration(10 * time.Second)
-	DefaultClientQueue       = 256
+	DefaultClientQueue       = 32
 	DefaultSlowClientTimeout = Duration(10 * time.Second)
 	DefaultWSPingInterval    = Duration(30 * time.Second)
 	DefaultWSReadLimit       = 1<<20 + 4<<10 // a 1 MiB RunAgentInput in a run frame

@@ -24,23 +24,20 @@ type journalWriter struct {
 	// stored is given every batch once the store took it, in order.
 	stored func(batch []Entry)
 
-	mu       sync.Mutex
-	cond     *sync.Cond
-	pending  []Entry
-	inflight bool
-	closed   bool
+	mu      sync.Mutex
+	cond    *sync.Cond // signalled when the writer goes idle
+	pending []Entry
+	// running says a goroutine is appending (it runs only while there is
+	// something to append: an open stream to a slow agent costs none).
+	running bool
 	// err is the failure that lost a batch, after which the journal has a
 	// hole and takes nothing more.
-	err  error
-	kick chan struct{}
-	done chan struct{}
+	err error
 }
 
 func newJournalWriter(ctx context.Context, store Store, key ThreadKey, log *slog.Logger, stored func([]Entry)) *journalWriter {
-	w := &journalWriter{store: store, key: key, log: log, ctx: ctx, stored: stored,
-		kick: make(chan struct{}, 1), done: make(chan struct{})}
+	w := &journalWriter{store: store, key: key, log: log, ctx: ctx, stored: stored}
 	w.cond = sync.NewCond(&w.mu)
-	go w.loop()
 	return w
 }
 
@@ -50,11 +47,11 @@ func (w *journalWriter) add(entries []Entry) {
 		return
 	}
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.pending = append(w.pending, entries...)
-	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
+	if !w.running {
+		w.running = true
+		go w.run()
 	}
 }
 
@@ -63,11 +60,7 @@ func (w *journalWriter) add(entries []Entry) {
 func (w *journalWriter) flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for len(w.pending) > 0 || w.inflight {
-		select {
-		case w.kick <- struct{}{}:
-		default:
-		}
+	for w.running {
 		w.cond.Wait()
 	}
 	return w.err
@@ -81,38 +74,23 @@ func (w *journalWriter) progress() (pending int, err error) {
 	return len(w.pending), w.err
 }
 
-// close flushes and stops the writer.
-func (w *journalWriter) close() {
-	w.flush()
-	w.mu.Lock()
-	w.closed = true
-	w.mu.Unlock()
-	select {
-	case w.kick <- struct{}{}:
-	default:
-	}
-	<-w.done
-}
+// close waits for the last appends.
+func (w *journalWriter) close() { w.flush() }
 
-func (w *journalWriter) loop() {
-	defer close(w.done)
-	for range w.kick {
+// run appends batches until none is pending.
+func (w *journalWriter) run() {
+	for {
 		w.mu.Lock()
 		batch := w.pending
 		w.pending = nil
-		closed := w.closed
-		w.inflight = len(batch) > 0
-		w.mu.Unlock()
-		if len(batch) > 0 {
-			w.append(batch)
-		}
-		w.mu.Lock()
-		w.inflight = false
-		w.cond.Broadcast()
-		w.mu.Unlock()
-		if closed {
+		if len(batch) == 0 {
+			w.running = false
+			w.cond.Broadcast()
+			w.mu.Unlock()
 			return
 		}
+		w.mu.Unlock()
+		w.append(batch)
 	}
 }
 
