@@ -137,6 +137,11 @@ export function apply(m, env, sent = () => null) {
   m.version++;
   const sub = e.subagentRunId;
   const attrib = sub ? { subagentRunId: sub } : {};
+  if (e.type === 'RUN_STARTED' || e.type === 'RUN_FINISHED' || e.type === 'RUN_ERROR') {
+    // A tool call's status (running, awaiting approval, left to the page)
+    // depends on the run around it: redraw them all when a run starts or ends.
+    for (const t of m.toolCalls.values()) touch(m, t);
+  }
   switch (e.type) {
     case 'RUN_STARTED': {
       const runId = e.runId;

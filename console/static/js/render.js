@@ -46,6 +46,12 @@ function formatSize(n) {
   return `${(n / (1 << 20)).toFixed(1)} MiB`;
 }
 
+// fileBadge is the short type label drawn as a file's icon ("PDF", "TXT").
+function fileBadge(name, mediaType) {
+  const ext = /\.([a-z0-9]{1,4})$/i.exec(name)?.[1] ?? mediaType.split('/')[1]?.split(/[.+;-]/)[0] ?? 'file';
+  return ext.slice(0, 4).toUpperCase();
+}
+
 // subagentBadge names the sub-agent an item is attributed to.
 function subagentBadge(item, model) {
   if (!item.subagentRunId) return null;
@@ -75,7 +81,16 @@ function describeResume(entry, interrupt) {
 
 function toolStatus(item, model) {
   if (item.open) return 'streaming arguments…';
-  if (item.result != null) return item.resultBy === 'console' ? 'done on this page' : 'done';
+  if (item.result != null) {
+    // An approval the user refused still gets a result (what the bridge
+    // sent the agent): name it for what it is.
+    try {
+      if (JSON.parse(item.result)?.approved === false) return 'denied';
+    } catch {
+      // a result that is not JSON
+    }
+    return item.resultBy === 'console' ? 'done on this page' : 'done';
+  }
   if (model.interrupts.some((i) => i.toolCallId === item.id)) return 'awaiting approval';
   if (model.pendingToolCallIds.includes(item.id)) return 'for this page to run';
   return item.runId && model.activeRunId === item.runId ? 'running' : 'no result';
@@ -137,7 +152,7 @@ function renderItem(item, model, ctx) {
           h('figcaption', {}, badge, h('a', { href, download: name, target: '_blank', rel: 'noopener noreferrer' }, name), meta ? ` · ${meta}` : ''));
       }
       return h('div', { class: 'file', dataset: { kind: 'file' } }, badge,
-        h('span', { class: 'file-icon', 'aria-hidden': 'true' }, '⎙'),
+        h('span', { class: 'file-icon', 'aria-hidden': 'true' }, fileBadge(name, f.mediaType)),
         h('a', { href, download: name, target: '_blank', rel: 'noopener noreferrer' }, name), meta ? h('span', { class: 'muted' }, ` · ${meta}`) : null);
     }
     case 'activity':
