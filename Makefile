@@ -64,6 +64,8 @@ browsertest-deps:
 	fi
 
 browsertest: browsertest-deps
+	@echo "== the console's JavaScript units (JSON Patch, the event fold)"
+	node --test --test-reporter=spec console/e2e/unit/
 	@echo "== browser tests (the console and the React example in headless Chromium)"
 	@if [ -x "$(CHROMIUM)" ]; then \
 		CHROMIUM="$(CHROMIUM)" node console/e2e/run.mjs; \
