@@ -23,7 +23,7 @@ import { parseArgs } from 'node:util';
 
 import { chromium } from 'playwright-core';
 
-import { freePort, run, start, stopAll, tail, waitReady } from '../../conformance/lib/procs.mjs';
+import { firstJSONLine, freePort, run, start, stopAll, tail, waitReady } from '../../conformance/lib/procs.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -78,9 +78,9 @@ function expectCounting(text, what) {
   return nums.length;
 }
 
-async function openConsole(page, bridge) {
+async function openConsole(page, bridge, someAgent = 'streamer') {
   await page.goto(`${bridge}/`);
-  await page.locator('[data-agent="streamer"]').waitFor();
+  await page.locator(`[data-agent="${someAgent}"]`).waitFor();
 }
 
 async function pickAgent(page, name) {
@@ -325,6 +325,28 @@ const scenarios = [
     },
   },
   {
+    name: 'console-bridge-restart',
+    what: 'counter: the bridge is stopped mid-run and started again; the page reconnects and the run ends once',
+    async run({ page, restartable }) {
+      const bridge = await restartable.start();
+      await openConsole(page, bridge.url, 'counter');
+      await pickAgent(page, 'counter');
+      await send(page, 'Count across a restart');
+      await waitCount(page, 5);
+      // SIGTERM with a short grace: the open stream is cut with
+      // RUN_ERROR{server_shutdown}, the A2A task goes on.
+      await bridge.stop();
+      await page.locator('#note').filter({ hasText: 'The bridge is restarting' }).waitFor();
+      check(await page.locator('#run-status[data-state="running"]').isVisible(), 'the run is not shown as ended while the bridge is down');
+      await restartable.start(); // takes the run over from the store
+      await status(page, 'finished');
+      await page.locator('#note').filter({ hasText: 'Reconnected after the bridge restarted' }).waitFor();
+      check(expectCounting(await assistantBody(page).innerText(), 'after the restart') === 100, 'the counter reached 100');
+      check((await page.locator('#timeline [data-kind="text"]').count()) === 1, 'one answer message');
+      check((await page.locator('#timeline [data-kind="run-end"]').count()) === 1, 'the run ended once');
+    },
+  },
+  {
     name: 'react-streamer',
     what: 'React example (HttpAgent): one streamed answer from streamer',
     async run({ page, bridge, exampleURL }) {
@@ -361,6 +383,59 @@ const scenarios = [
   },
 ];
 
+// ---------- a bridge that can be stopped and started again ----------
+
+async function stopChild(child) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+// restartableBridge serves the counter demo agent (from the demo-agents
+// command, which outlives the bridge) through `bridge serve` on an embedded
+// store, so a stopped bridge's successor takes its runs over.
+async function restartableBridge(bin, agentsBin) {
+  let agentsURL = null;
+  let agents = null;
+  let child = null;
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const config = path.join(work, 'restart-bridge.yaml');
+  const store = path.join(work, 'restart-bridge.db');
+  fs.rmSync(store, { force: true });
+  return {
+    async start() {
+      if (!agentsURL) {
+        agents = start(agentsBin, ['--listen', '127.0.0.1:0'], { cwd: work, logFile: path.join(work, 'restart-agents.log'), captureStdout: true });
+        agentsURL = (await firstJSONLine(agents, 30_000, 'demo-agents')).agents.counter.url;
+        fs.writeFileSync(config, [
+          '# Written by console/e2e/run.mjs for the restart scenario.',
+          `listen: ${JSON.stringify(`127.0.0.1:${port}`)}`,
+          `store: {kind: embedded, path: ${JSON.stringify(store)}}`,
+          // A short grace, so stopping cuts the counter's ten-second run.
+          'server: {shutdownGrace: 200ms}',
+          'agents:',
+          `  - {name: counter, url: ${JSON.stringify(agentsURL)}}`,
+          '',
+        ].join('\n'));
+      }
+      child = start(bin, ['serve', '--config', config], { cwd: work, logFile: path.join(work, 'restart-bridge.log') });
+      await waitReady(`${url}/readyz`, child, 30_000, 'bridge serve');
+      return this;
+    },
+    async stop() {
+      await stopChild(child);
+    },
+    // close stops whatever the scenario left running.
+    async close() {
+      await stopChild(child);
+      await stopChild(agents);
+    },
+    url,
+  };
+}
+
 // ---------- the static server for the React example ----------
 
 const STATIC_TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
@@ -392,10 +467,12 @@ async function main() {
   if (!fs.existsSync(executablePath)) throw new Error(`no Chromium at ${executablePath} (install Debian's chromium, or set CHROMIUM)`);
 
   const bin = path.join(work, 'bridge');
+  const agentsBin = path.join(work, 'demo-agents');
   const dist = path.join(example, 'dist');
   if (!opts['no-build']) {
-    say('== building the bridge and the React example');
+    say('== building the bridge, the demo agents and the React example');
     await run('go', ['build', '-o', bin, './cmd/bridge'], { cwd: root });
+    await run('go', ['build', '-o', agentsBin, './examples/cmd/demo-agents'], { cwd: root });
     await run('npm', ['run', 'build'], { cwd: example });
   }
 
@@ -421,9 +498,10 @@ async function main() {
       const pageErrors = [];
       page.on('pageerror', (err) => pageErrors.push(err.message));
       if (opts.verbose) page.on('console', (msg) => say(`   [${s.name}] console.${msg.type()}: ${msg.text()}`));
+      const restartable = await restartableBridge(bin, agentsBin);
       const t0 = Date.now();
       try {
-        await s.run({ page, bridge, exampleURL });
+        await s.run({ page, bridge, exampleURL, restartable });
         check(pageErrors.length === 0, `uncaught errors in the page: ${pageErrors.join('; ')}`);
         await page.screenshot({ path: path.join(shots, `${s.name}.png`) });
         passed++;
@@ -435,6 +513,7 @@ async function main() {
         await page.screenshot({ path: path.join(shots, `${s.name}-failed.png`) }).catch(() => {});
       } finally {
         await context.close();
+        await restartable.close();
       }
     }
   } finally {

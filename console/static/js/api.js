@@ -92,6 +92,13 @@ export async function readJournal(agent, threadId, after = 0) {
   }
 }
 
+// isShutdownCut tells the RUN_ERROR a stopping bridge ends open streams
+// with: it is not journaled (no id), and the run is not over — the next
+// bridge process takes it over, and its journal has the rest.
+export function isShutdownCut(env) {
+  return env.seq === 0 && env.event.type === 'RUN_ERROR' && env.event.code === 'server_shutdown';
+}
+
 // streamEnvelopes reads an SSE response of the bridge into envelopes
 // {seq, runId, event}: seq is the frame's id (0 for the few events the
 // journal does not hold), runId the run the event belongs to.
@@ -105,9 +112,10 @@ async function streamEnvelopes(res, onEnvelope) {
     } catch {
       return; // not JSON: nothing a client can apply
     }
+    const seq = frame.id ? Number(frame.id) : 0;
     if (event.type === 'RUN_STARTED') runId = event.runId;
-    terminated = event.type === 'RUN_FINISHED' || event.type === 'RUN_ERROR';
-    onEnvelope({ seq: frame.id ? Number(frame.id) : 0, runId, event });
+    terminated = (event.type === 'RUN_FINISHED' || event.type === 'RUN_ERROR') && !isShutdownCut({ seq, event });
+    onEnvelope({ seq, runId, event });
   });
   return { terminated };
 }

@@ -38,6 +38,10 @@ const toolHandlers = {
   },
 };
 
+// How often follow() tries again while the bridge does not answer: about a
+// minute, long enough for a restart.
+const MAX_RECONNECTS = 25;
+
 const app = {
   agents: [],
   agent: null, // selected agent's name
@@ -162,9 +166,13 @@ function renderDebug(m) {
   );
   $('debug-empty').hidden = m.debug.length > 0;
   $('debug-count').textContent = m.debug.length ? `(${m.debug.length})` : '';
-  const events = m.events.slice(-500);
-  $('events').replaceChildren(...events.map((e) => h('li', {}, h('code', {}, e.seq ? `#${e.seq}` : '—'), ` ${e.type}`)));
   $('event-count').textContent = String(m.events.length);
+  // The event log is only drawn while it is open: a long run would
+  // otherwise rebuild hundreds of rows every frame for nobody.
+  if ($('event-log').open) {
+    const events = m.events.slice(-500);
+    $('events').replaceChildren(...events.map((e) => h('li', {}, h('code', {}, e.seq ? `#${e.seq}` : '—'), ` ${e.type}`)));
+  }
 }
 
 function renderInterrupts() {
@@ -290,6 +298,12 @@ function renderAgentHeading(info) {
 // ---------- events ----------
 
 function onEnvelope(env) {
+  if (api.isShutdownCut(env)) {
+    // The run goes on in the next bridge process; follow() reconnects.
+    app.note = 'The bridge is restarting: the run goes on, and this page reconnects when the bridge is back.';
+    scheduleRender();
+    return;
+  }
   if (env.seq > 0 && env.seq <= app.model.lastSeq) return; // already have it
   if (env.seq > 0) app.journal.push(env);
   apply(app.model, env, sentIn);
@@ -323,17 +337,22 @@ async function follow(token) {
     while (token === app.openToken) {
       try {
         const { terminated } = await api.followThread(app.agent, app.threadId, app.model.lastSeq, onEnvelope, ctrl.signal);
-        if (terminated || !app.model.activeRunId) return;
+        if (terminated || !app.model.activeRunId) {
+          if (app.note.startsWith('The bridge is restarting')) app.note = 'Reconnected after the bridge restarted.';
+          return;
+        }
         failures = 0;
       } catch (err) {
         if (err.name === 'AbortError') return;
-        if (++failures > 5) {
+        // A 4xx will not change by asking again; anything else may be a
+        // bridge on its way back up.
+        if ((err.status >= 400 && err.status < 500) || ++failures > MAX_RECONNECTS) {
           app.note = `Lost the run's stream: ${err.message}`;
           return;
         }
       }
       // Back off before reconnecting, so a bridge that is restarting is not hammered.
-      await new Promise((r) => setTimeout(r, 500 * failures));
+      await new Promise((r) => setTimeout(r, Math.min(500 * Math.max(failures, 1), 3000)));
     }
   } finally {
     if (token === app.openToken) {
@@ -377,7 +396,13 @@ async function startRun({ text, resume, toolResults }) {
     cut = !terminated;
   } catch (err) {
     if (err.name === 'AbortError') return;
-    if (err.status > 0) {
+    if (err.code === 'thread_busy') {
+      // Another tab (or client) has a run going on this thread: show it.
+      delete app.sent[runId];
+      app.note = 'A run is already in progress on this thread; following it.';
+      if (text) $('message').value = text;
+      cut = true;
+    } else if (err.status > 0) {
       // Refused before the stream started: nothing reached the thread.
       delete app.sent[runId];
       app.note = `The bridge refused the run: ${err.code} — ${err.message}`;
@@ -496,7 +521,10 @@ async function openThread(threadId) {
     const snapshot = await api.getThread(app.agent, threadId);
     if (token !== app.openToken) return;
     if (!snapshot) {
-      app.note = 'This thread has no runs in the bridge yet.';
+      // A new thread the tab had open before a reload says nothing; one
+      // from the list that the bridge does not know (another bridge, a
+      // fresh store) says so.
+      if (store.threads(app.agent).some((t) => t.id === threadId)) app.note = 'The bridge does not know this thread (a fresh store?).';
       scheduleRender();
       return;
     }
@@ -577,6 +605,10 @@ $('cancel-run').addEventListener('click', async () => {
   scheduleRender();
 });
 $('new-thread').addEventListener('click', () => newThread());
+$('event-log').addEventListener('toggle', () => {
+  app.debugShown = -1;
+  scheduleRender();
+});
 $('agent-filter').addEventListener('input', renderAgents);
 $('agents-retry').addEventListener('click', loadAgents);
 

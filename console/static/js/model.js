@@ -39,7 +39,6 @@ const touch = (m, item) => {
 };
 
 function push(m, item) {
-  item.key ??= `${item.kind}:${m.items.length}:${item.id ?? ''}`;
   m.items.push(item);
   touch(m, item);
   return item;
@@ -50,7 +49,6 @@ function push(m, item) {
 // null. MESSAGES_SNAPSHOT uses it to put a message it brings where the
 // conversation has it.
 function insertAfter(m, prev, item) {
-  item.key ??= `${item.kind}:snap:${item.id ?? ''}`;
   let i = prev ? m.items.indexOf(prev) + 1 : 0;
   if (prev) {
     while (i < m.items.length && !MESSAGE_KINDS.has(m.items[i].kind) && m.items[i].runId === prev.runId) i++;
