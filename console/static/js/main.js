@@ -279,14 +279,14 @@ function renderAgentHeading(info) {
     el.replaceChildren();
     return;
   }
+  // What tells this agent apart: its binding, whether it streams, its
+  // skills (the bridge's AG-UI capabilities are the same for every agent).
   const caps = info.capabilities ?? {};
   const chips = [
     info.health?.binding,
-    caps.a2a?.streaming ? 'streaming' : caps.a2a ? 'no streaming' : null,
-    caps.humanInTheLoop?.interrupts ? 'interrupts' : null,
-    caps.state?.snapshots ? 'shared state' : null,
-    caps.reasoning?.supported ? 'reasoning' : null,
+    caps.a2a?.streaming === false ? 'no streaming' : caps.a2a?.streaming ? 'streaming' : null,
     info.kind === 'team' ? `team of ${(caps.multiAgent?.subagents ?? []).length}` : null,
+    ...(info.skills ?? []).map((sk) => `skill: ${sk.name || sk.id}`),
   ].filter(Boolean);
   el.replaceChildren(
     h('h2', {}, info.name),
