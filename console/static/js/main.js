@@ -55,6 +55,7 @@ const app = {
   travel: null, // the sequence number shown, or null for live
   travelModel: null,
   note: '', // a passing message under the composer
+  loading: false, // a thread is being read from the bridge
   openToken: 0, // bumped per thread opened: late answers for an older one are dropped
   executedTools: new Set(),
   shownInterrupts: '',
@@ -106,7 +107,11 @@ function render() {
   timeline.render(m);
   $('timeline').setAttribute('aria-busy', String(app.busy));
   $('empty').hidden = m.items.length > 0;
-  $('empty').textContent = app.agent ? `New thread with ${app.agent}. Say something to start.` : 'Pick an agent on the left to start.';
+  $('empty').textContent = !app.agent
+    ? 'Pick an agent on the left to start.'
+    : app.loading
+      ? 'Loading the thread from the bridge…'
+      : `New thread with ${app.agent}. Say something to start.`;
 
   // State, redrawn only when it changed.
   const stateText = JSON.stringify(m.state);
@@ -342,6 +347,15 @@ async function follow(token) {
           return;
         }
         failures = 0;
+        // The journal ended without the run's end. If the bridge has no run
+        // in progress any more, that end was never journaled (the bridge
+        // said so only on the stream it cut): stop waiting for it.
+        const view = await api.getThread(app.agent, app.threadId);
+        if (token === app.openToken && view && !view.activeRunId) {
+          apply(app.model, { seq: 0, event: { type: 'RUN_ERROR', code: 'internal', message: 'the run ended without a final event in the journal' } });
+          app.note = 'The run ended without a final event in the journal.';
+          return;
+        }
       } catch (err) {
         if (err.name === 'AbortError') return;
         // A 4xx will not change by asking again; anything else may be a
@@ -399,12 +413,15 @@ async function startRun({ text, resume, toolResults }) {
     if (err.code === 'thread_busy') {
       // Another tab (or client) has a run going on this thread: show it.
       delete app.sent[runId];
+      store.forgetRun(app.agent, app.threadId, runId);
       app.note = 'A run is already in progress on this thread; following it.';
       if (text) $('message').value = text;
       cut = true;
     } else if (err.status > 0) {
       // Refused before the stream started: nothing reached the thread.
       delete app.sent[runId];
+      store.forgetRun(app.agent, app.threadId, runId);
+      renderThreads();
       app.note = `The bridge refused the run: ${err.code} — ${err.message}`;
       if (text) $('message').value = text;
     } else {
@@ -488,6 +505,7 @@ function resetThread(threadId) {
     sent: store.runs(app.agent, threadId),
     derived: new Map(),
     busy: false,
+    loading: false,
     travel: null,
     travelModel: null,
     note: '',
@@ -515,6 +533,7 @@ async function openThread(threadId) {
   const seen = before.threadId === threadId ? before.lastSeq ?? 0 : 0;
   resetThread(threadId);
   const token = app.openToken;
+  app.loading = true;
   saveSession();
   scheduleRender();
   try {
@@ -532,12 +551,15 @@ async function openThread(threadId) {
     if (token !== app.openToken) return;
     app.derived = userMessagesByRun(snapshot.messages, events);
     for (const env of events) onEnvelope(env);
+    app.loading = false;
     const head = app.model.lastSeq;
     if (seen > 0 && seen < head) app.note = `Reconnected: replayed the thread's ${head} events (this tab had seen up to #${seen}).`;
     else if (seen > 0) app.note = `Reconnected: replayed the thread's ${head} events.`;
     if (snapshot.activeRunId || app.model.activeRunId) await follow(token);
   } catch (err) {
     if (token === app.openToken) app.note = `Could not open the thread: ${err.message}`;
+  } finally {
+    if (token === app.openToken) app.loading = false;
   }
   scheduleRender();
 }

@@ -54,6 +54,21 @@ export function rememberRun(agent, threadId, runId, sent) {
   write(localStorage, runsKey(agent, threadId), all);
 }
 
+// forgetRun drops the record of a run the bridge refused (nothing of it
+// reached the thread), and the thread itself when that was its only run.
+export function forgetRun(agent, threadId, runId) {
+  const all = runs(agent, threadId);
+  delete all[runId];
+  if (Object.keys(all).length > 0) {
+    write(localStorage, runsKey(agent, threadId), all);
+    return;
+  }
+  localStorage.removeItem(runsKey(agent, threadId));
+  const list = read(localStorage, THREADS, {});
+  list[agent] = (list[agent] ?? []).filter((t) => t.id !== threadId);
+  write(localStorage, THREADS, list);
+}
+
 // session is the tab's open agent and thread and the last event id it saw.
 export function session() {
   return read(sessionStorage, SESSION, {});
