@@ -2,10 +2,12 @@
 # everything: static checks, the Go tests with the race detector (unit,
 # golden, end-to-end against real a2asrv agents, fuzz seed corpora) and the
 # conformance suite (the real @ag-ui/client generations from npm against the
-# bridge, with Go and @a2a-js/sdk agents behind it).
+# bridge, with Go and @a2a-js/sdk agents behind it), then the browser tests
+# (the web console and the React example in headless Chromium).
 
 GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+CHROMIUM    ?= /usr/bin/chromium
 FUZZTIME    ?= 20s
 BENCHTIME   ?= 1s
 # make bench also runs the load tool (cmd/bridge-bench) at this size;
@@ -15,9 +17,9 @@ BENCH_CHUNKS      ?= 500
 BENCH_CONCURRENCY ?= 10
 BENCH_FLAGS       ?=
 
-.PHONY: test check gotest loadtest conformance conformance-deps fuzz bench demo build
+.PHONY: test check gotest loadtest conformance conformance-deps browsertest browsertest-deps fuzz bench demo build
 
-test: check gotest loadtest conformance
+test: check gotest loadtest conformance browsertest
 
 build:
 	$(GO) build -o bridge ./cmd/bridge
@@ -49,6 +51,33 @@ conformance: conformance-deps
 	node conformance/harness-selftest.mjs
 	@echo "== conformance (real @ag-ui/client 1.0.0, 0.0.59, 0.0.36)"
 	node conformance/run.mjs
+
+# Debian's Chromium (Playwright's own browser downloads are not available
+# everywhere this runs) and the pinned npm packages of the browser tests and
+# the React example. A machine where apt cannot install Chromium skips the
+# browser tests with a SKIPPED line instead of failing.
+browsertest-deps:
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+		echo "== installing Debian's chromium (apt-get)"; \
+		mkdir -p console/e2e/.work; \
+		SUDO=; [ "$$(id -u)" = 0 ] || SUDO="sudo -n"; \
+		{ $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core; } \
+			>console/e2e/.work/apt.log 2>&1 || echo "apt-get failed; see console/e2e/.work/apt.log"; \
+	fi
+	@command -v node >/dev/null || { echo "node (>= 20) is required for the browser tests"; exit 1; }
+	@if [ -x "$(CHROMIUM)" ]; then \
+		cd console/e2e && npm ci --no-audit --no-fund && cd ../../examples/copilotkit && npm ci --no-audit --no-fund; \
+	fi
+
+browsertest: browsertest-deps
+	@echo "== the console's JavaScript units (JSON Patch, the event fold)"
+	node --test --test-reporter=spec console/e2e/unit/
+	@echo "== browser tests (the console and the React example in headless Chromium)"
+	@if [ -x "$(CHROMIUM)" ]; then \
+		CHROMIUM="$(CHROMIUM)" node console/e2e/run.mjs; \
+	else \
+		echo "SKIPPED: browser tests: no Chromium at $(CHROMIUM) and apt-get could not install it"; \
+	fi
 
 # Longer fuzzing of every decoder of untrusted input and of the translator.
 fuzz:

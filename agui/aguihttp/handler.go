@@ -127,6 +127,9 @@ type Options struct {
 	// client silent for twice as long (no pong, no frame) is dropped.
 	// Default 30s.
 	WSPingInterval time.Duration
+	// Console, when set, serves GET / and GET /console/… (the web console);
+	// every other route is unchanged. Nil: / is a 404 like any unknown path.
+	Console http.Handler
 }
 
 // bodyReadTimeout bounds reading a run request's body.
@@ -177,6 +180,10 @@ func New(opt Options) *Handler {
 	h.mux.HandleFunc("GET /agents/{name}/ws", h.websocket)
 	h.mux.HandleFunc("GET /healthz", h.healthz)
 	h.mux.HandleFunc("GET /readyz", h.readyz)
+	if opt.Console != nil {
+		h.mux.Handle("GET /{$}", opt.Console)
+		h.mux.Handle("GET /console/", opt.Console)
+	}
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path)
 	})

@@ -59,8 +59,9 @@ func printDemo(w io.Writer, base string, names []string, storePath string) {
 		return fmt.Sprintf(`'{"threadId":%q,"runId":"run-2","protocolVersion":"1.0","messages":[{"id":"msg-1","role":"user","content":%q}],"resume":[{"interruptId":"INTERRUPT_ID","status":"resolved","payload":%s}]}'`, thread, text, payload)
 	}
 	post := "curl -N " + base + "/agents/%s -H 'Content-Type: application/json' -d %s\n"
-	fmt.Fprintf(w, "a2a-agui-bridge demo\n  %d demo A2A agents on loopback: %s\n  the bridge: %s (embedded store %s)\n\n",
-		len(names), strings.Join(names, ", "), base, storePath)
+	// The console's URL comes first: it is what most people want to open.
+	fmt.Fprintf(w, "a2a-agui-bridge demo — open the console: %s/\n  %d demo A2A agents on loopback: %s\n  the bridge: %s (embedded store %s)\n\n",
+		base, len(names), strings.Join(names, ", "), base, storePath)
 	fmt.Fprintf(w, "Stream an answer (AG-UI events over SSE):\n  "+post, "streamer", body("t1", "Hello"))
 	fmt.Fprintf(w, "\nAn agent that narrates progress, then answers in an artifact:\n  "+post, "narrator", body("t2", "What is the answer?"))
 	fmt.Fprintf(w, "\nA failing agent (RUN_ERROR with code a2a_failed):\n  "+post, "failer", body("t3", "Do it"))

@@ -16,6 +16,7 @@ import (
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/agui/aguihttp"
 	"github.com/a2a-agui-bridge/bridge/config"
+	"github.com/a2a-agui-bridge/bridge/console"
 	"github.com/a2a-agui-bridge/bridge/mapping"
 	"github.com/a2a-agui-bridge/bridge/tasks"
 )
@@ -100,6 +101,7 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger) *bridge {
 		SlowClientTimeout: time.Duration(cfg.Server.SlowClientTimeout),
 		WSReadLimit:       cfg.Server.WSReadLimit,
 		WSPingInterval:    time.Duration(cfg.Server.WSPingInterval),
+		Console:           console.Handler(),
 	})
 	return &bridge{svc: svc, handler: handler, remotes: remotes}
 }

@@ -1,0 +1,538 @@
+// Browser tests: the bridge's web console and the React example, driven in
+// real headless Chromium against a real `bridge demo` (no mocks anywhere).
+//
+//   node console/e2e/run.mjs [--only REGEX] [--no-build] [--verbose]
+//
+// It builds ./cmd/bridge into console/e2e/.work, builds the React example
+// (examples/copilotkit, Vite) and serves its dist/ with a small static server,
+// starts `bridge demo --listen 127.0.0.1:<free port>`, waits for /readyz, and
+// runs every scenario in a fresh browser context. Each scenario waits on DOM
+// conditions, never on timers, and leaves a screenshot in
+// artifacts/screenshots/<scenario>.png (…-failed.png when it failed). The last
+// line is "N passed, M failed"; the exit code is 1 when anything failed.
+//
+// Chromium comes from Debian (/usr/bin/chromium, or $CHROMIUM): Playwright's
+// own browser downloads do not work everywhere this runs, and playwright-core
+// drives any recent Chromium over CDP.
+
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+import { chromium } from 'playwright-core';
+
+import { firstJSONLine, freePort, run, start, stopAll, tail, waitReady } from '../../conformance/lib/procs.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '../..');
+const work = path.join(here, '.work');
+const shots = path.join(root, 'artifacts', 'screenshots');
+const example = path.join(root, 'examples', 'copilotkit');
+
+const { values: opts } = parseArgs({
+  options: {
+    only: { type: 'string' },
+    'no-build': { type: 'boolean', default: false },
+    verbose: { type: 'boolean', short: 'v', default: false },
+  },
+});
+const only = opts.only ? new RegExp(opts.only) : null;
+const say = (line) => process.stdout.write(line + '\n');
+
+// Every wait is on a DOM condition; this only bounds how long one may take
+// before the scenario fails (the counter agent streams for ten seconds).
+const STEP_TIMEOUT_MS = 20_000;
+
+// The flags that let Debian's Chromium run headless in a container whose
+// network refuses outbound connections (background networking would retry
+// them for ever). Playwright adds a fresh --user-data-dir per launch.
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+// ---------- helpers ----------
+
+class Failure extends Error {}
+function check(cond, message) {
+  if (!cond) throw new Failure(message);
+}
+
+const occurrences = (haystack, needle) => haystack.split(needle).length - 1;
+
+// counterNumbers reads "1 2 3 … n " back as numbers.
+const counterNumbers = (text) => text.trim().split(/\s+/).filter(Boolean).map(Number);
+
+function expectCounting(text, what) {
+  const nums = counterNumbers(text);
+  check(nums.length > 0, `${what}: no numbers in ${JSON.stringify(text)}`);
+  nums.forEach((n, i) => check(n === i + 1, `${what}: number ${i + 1} is ${n} in ${JSON.stringify(text.slice(0, 200))} (something was shown twice or lost)`));
+  return nums.length;
+}
+
+async function openConsole(page, bridge, someAgent = 'streamer') {
+  await page.goto(`${bridge}/`);
+  await page.locator(`[data-agent="${someAgent}"]`).waitFor();
+}
+
+async function pickAgent(page, name) {
+  await page.locator(`[data-agent="${name}"]`).click();
+  await page.locator(`[data-agent="${name}"][aria-pressed="true"]`).waitFor();
+  await page.locator('#message:not([disabled])').waitFor();
+}
+
+async function send(page, text) {
+  await page.getByLabel('Message', { exact: true }).fill(text);
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
+}
+
+const status = (page, state) => page.locator(`#run-status[data-state="${state}"]`).waitFor();
+const timelineText = (page) => page.locator('#timeline').innerText();
+const assistantBody = (page) => page.locator('#timeline [data-kind="text"] .body');
+
+// waitCount waits until the (single) assistant message shows at least n numbers.
+function waitCount(page, n) {
+  return page.waitForFunction((n) => {
+    const body = document.querySelector('#timeline [data-kind="text"] .body');
+    return body && body.textContent.trim().split(/\s+/).filter(Boolean).length >= n;
+  }, n);
+}
+
+async function journal(bridge, agent, threadId) {
+  const events = [];
+  let after = 0;
+  for (;;) {
+    const res = await fetch(`${bridge}/agents/${agent}/threads/${threadId}/events?after=${after}`, { headers: { Accept: 'application/json' } });
+    check(res.ok, `journal: HTTP ${res.status}`);
+    const page = await res.json();
+    events.push(...page.events);
+    if (page.done || page.events.length === 0) return events;
+    after = page.next;
+  }
+}
+
+// ---------- scenarios ----------
+
+const scenarios = [
+  {
+    name: 'console-streamer',
+    what: 'pick streamer, send a message, see the streamed answer exactly once',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      await pickAgent(page, 'streamer');
+      await send(page, 'Hello console');
+      await status(page, 'finished');
+      const text = await timelineText(page);
+      const answer = 'You said: Hello console. Here is a streamed answer.';
+      check(occurrences(text, answer) === 1, `answer shown ${occurrences(text, answer)} times in ${JSON.stringify(text)}`);
+      check(occurrences(text, 'Hello console') === 2, 'the question shown once (and once inside the answer)');
+      check((await page.locator('#timeline [data-kind="run-end"][data-status="finished"]').count()) === 1, 'one finished run');
+    },
+  },
+  {
+    name: 'console-approver',
+    what: 'approver: approve the proposed booking from the rendered form, see the tool result and the answer',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      await pickAgent(page, 'approver');
+      await send(page, 'Book my flight');
+      await status(page, 'interrupted');
+      const form = page.getByRole('form', { name: 'Answer the agent' });
+      await form.getByText('Approval needed').waitFor();
+      await page.locator('[data-kind="tool"][data-tool-name="book_flight"]').getByText('awaiting approval').waitFor();
+      await form.getByRole('button', { name: 'Approve', exact: true }).click();
+      await status(page, 'finished');
+      const tool = page.locator('[data-kind="tool"][data-tool-name="book_flight"]');
+      const result = await tool.locator('.tool-result').innerText();
+      check(result.includes('"status": "booked"') && result.includes('ABC123'), `tool result ${result}`);
+      check((await tool.locator('.chip.server').count()) === 1, 'the call is marked server-executed');
+      const text = await timelineText(page);
+      const answer = 'Booked LH123 to Lisbon for 2 passengers. Confirmation ABC123.';
+      check(occurrences(text, answer) === 1, `booking answer shown ${occurrences(text, answer)} times`);
+      check(text.includes('Approved'), 'the resume is shown as "Approved"');
+      check((await page.locator('#interrupts form').count()) === 0, 'the form is gone');
+    },
+  },
+  {
+    name: 'console-approver-edit',
+    what: 'approver: edit the call\'s arguments in the JSON text area, see the edited booking',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      await pickAgent(page, 'approver');
+      await send(page, 'Book my flight');
+      await status(page, 'interrupted');
+      await page.getByRole('button', { name: 'Edit', exact: true }).click();
+      const area = page.getByLabel('editedArgs');
+      const args = JSON.parse(await area.inputValue());
+      check(args.flight === 'LH123' && args.passengers === 2, `editedArgs prefilled with the call's arguments: ${JSON.stringify(args)}`);
+      await area.fill(JSON.stringify({ ...args, passengers: 3 }, null, 2));
+      await page.getByRole('button', { name: 'Send edited call' }).click();
+      await status(page, 'finished');
+      const text = await timelineText(page);
+      check(text.includes('Booked LH123 to Lisbon for 3 passengers.'), `edited booking answer missing: ${JSON.stringify(text.slice(-400))}`);
+      check(text.includes('Approved with edits'), 'the resume is shown as approved with edits');
+    },
+  },
+  {
+    name: 'console-asker',
+    what: 'asker: answer the question from the schema form (a text input)',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      await pickAgent(page, 'asker');
+      await send(page, 'What is the weather?');
+      await status(page, 'interrupted');
+      await page.getByLabel('city').fill('Paris');
+      await page.getByRole('button', { name: 'Send answer' }).click();
+      await status(page, 'finished');
+      const text = await timelineText(page);
+      check(occurrences(text, 'The weather in Paris is sunny.') === 1, `weather answer: ${JSON.stringify(text.slice(-300))}`);
+    },
+  },
+  {
+    name: 'console-counter-reload',
+    what: 'counter: reload mid-run, the run goes on after the reload and the earlier text is there once',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      await pickAgent(page, 'counter');
+      await send(page, 'Count for me');
+      await status(page, 'running');
+      await waitCount(page, 3);
+      const before = expectCounting(await assistantBody(page).innerText(), 'before the reload');
+      await page.reload();
+      // The page rebuilds the thread from the journal and follows the run live.
+      await page.locator('[data-agent="counter"][aria-pressed="true"]').waitFor();
+      await status(page, 'running');
+      await waitCount(page, before);
+      const rebuilt = expectCounting(await assistantBody(page).innerText(), 'right after the reload');
+      check(rebuilt >= before, `after the reload ${rebuilt} numbers, before it ${before}`);
+      await waitCount(page, rebuilt + 3); // more numbers arrive live
+      await page.screenshot({ path: path.join(shots, 'console-counter-after-reload.png') });
+      await status(page, 'finished');
+      const final = expectCounting(await assistantBody(page).innerText(), 'at the end');
+      check(final === 100, `the counter ended at ${final}, want 100`);
+      const text = await timelineText(page);
+      check(occurrences(text, 'Count for me') === 1, 'the question is shown once');
+      check((await page.locator('#timeline [data-kind="text"]').count()) === 1, 'one answer message');
+      check((await page.locator('#note').innerText()).startsWith('Reconnected'), 'the page says it reconnected');
+    },
+  },
+  {
+    name: 'console-counter-cancel',
+    what: 'counter: the Cancel button ends the run cancelled',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      await pickAgent(page, 'counter');
+      await send(page, 'Count, then stop');
+      await status(page, 'running');
+      await waitCount(page, 2);
+      await page.getByRole('button', { name: 'Cancel run' }).click();
+      await status(page, 'cancelled');
+      await page.locator('#timeline [data-kind="run-end"][data-status="cancelled"]').waitFor();
+      const n = expectCounting(await assistantBody(page).innerText(), 'cancelled count');
+      check(n < 100, `the counter ran to ${n} despite the cancel`);
+      check(await page.getByLabel('Message', { exact: true }).isEnabled(), 'the thread takes a new message after the cancel');
+    },
+  },
+  {
+    name: 'console-dashboard-state',
+    what: 'dashboard: the state tree shows the artifacts live',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      await pickAgent(page, 'dashboard');
+      await send(page, 'Show me');
+      await status(page, 'finished');
+      const state = await page.locator('#state').innerText();
+      for (const want of ['artifacts', 'progress', 'done: true', 'rows', 'summarising', 'theme: "dark"']) {
+        check(state.includes(want), `state tree lacks ${want}: ${state}`);
+      }
+    },
+  },
+  {
+    name: 'console-time-travel',
+    what: 'dashboard: the time-travel slider moved back shows an earlier state and conversation',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      await pickAgent(page, 'dashboard');
+      await send(page, 'Show me');
+      await status(page, 'finished');
+      const threadId = await page.locator('#thread-id').innerText();
+      const events = await journal(bridge, 'dashboard', threadId);
+      // The first artifact: progress step 1 of 3, no rows yet, no answer yet.
+      const first = events.find((e) => e.event.type === 'STATE_DELTA' && e.event.delta.some((op) => op.path === '/a2a/artifacts'));
+      check(first, 'no STATE_DELTA adding artifacts in the journal');
+      await page.locator('#travel').fill(String(first.seq));
+      await page.locator('#travel-banner').waitFor();
+      await page.waitForFunction(() => {
+        const t = document.getElementById('state').innerText;
+        return t.includes('step: 1') && !t.includes('rows');
+      });
+      check(!(await timelineText(page)).includes('Dashboard ready.'), 'the answer is not shown before it arrived');
+      check(await page.getByLabel('Message', { exact: true }).isDisabled(), 'no writing while looking at the past');
+      await page.screenshot({ path: path.join(shots, 'console-time-travel-back.png') });
+      await page.getByRole('button', { name: 'Back to live' }).click();
+      await page.locator('#travel-banner').waitFor({ state: 'hidden' });
+      await page.waitForFunction(() => document.getElementById('state').innerText.includes('rows'));
+      check((await timelineText(page)).includes('Dashboard ready.'), 'the answer is back');
+    },
+  },
+  {
+    name: 'console-thread-list',
+    what: 'open an earlier thread from the thread list',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      await pickAgent(page, 'streamer');
+      await send(page, 'First thread question');
+      await status(page, 'finished');
+      await page.getByRole('button', { name: 'New thread' }).click();
+      await page.locator('#timeline [data-kind]').first().waitFor({ state: 'detached' });
+      await send(page, 'Second thread question');
+      await status(page, 'finished');
+      const threads = page.locator('#threads button.thread');
+      check((await threads.count()) === 2, `thread list has ${await threads.count()} entries, want 2`);
+      const first = threads.filter({ hasText: 'First thread question' });
+      await first.click();
+      await page.locator('#threads button.thread[aria-current="true"]').filter({ hasText: 'First thread question' }).waitFor();
+      await page.locator('#timeline').getByText('You said: First thread question.').waitFor();
+      await status(page, 'finished');
+      const text = await timelineText(page);
+      check(!text.includes('Second thread question'), 'the other thread\'s messages are not shown');
+      check(occurrences(text, 'You said: First thread question.') === 1, 'the reopened answer is shown once');
+      check(occurrences(text, 'First thread question') === 2, 'the question is shown once (and once inside the answer)');
+    },
+  },
+  {
+    name: 'console-frontend-tool',
+    what: 'painter: the console runs its change_background tool and sends the result back',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      await pickAgent(page, 'painter');
+      await send(page, 'Paint the background');
+      const tool = page.locator('[data-kind="tool"][data-tool-name="change_background"]');
+      await tool.getByText('done on this page').waitFor();
+      await status(page, 'finished');
+      check((await tool.locator('.chip.frontend').count()) === 1, 'the call is marked as a frontend tool');
+      await page.locator('#timeline[data-background="blue"]').waitFor();
+      const answer = await page.locator('#timeline [data-kind="text"]').last().innerText();
+      check(answer.includes('blue'), `the agent's answer after the tool result: ${answer}`);
+    },
+  },
+  {
+    name: 'console-bridge-restart',
+    what: 'counter: the bridge is stopped mid-run and started again; the page reconnects and the run ends once',
+    async run({ page, restartable }) {
+      const bridge = await restartable.start();
+      await openConsole(page, bridge.url, 'counter');
+      await pickAgent(page, 'counter');
+      await send(page, 'Count across a restart');
+      await waitCount(page, 5);
+      // SIGTERM with a short grace: the open stream is cut with
+      // RUN_ERROR{server_shutdown}, the A2A task goes on.
+      await bridge.stop();
+      await page.locator('#note').filter({ hasText: 'The bridge is restarting' }).waitFor();
+      check(await page.locator('#run-status[data-state="running"]').isVisible(), 'the run is not shown as ended while the bridge is down');
+      await restartable.start(); // takes the run over from the store
+      await status(page, 'finished');
+      await page.locator('#note').filter({ hasText: 'Reconnected after the bridge restarted' }).waitFor();
+      check(expectCounting(await assistantBody(page).innerText(), 'after the restart') === 100, 'the counter reached 100');
+      check((await page.locator('#timeline [data-kind="text"]').count()) === 1, 'one answer message');
+      check((await page.locator('#timeline [data-kind="run-end"]').count()) === 1, 'the run ended once');
+    },
+  },
+  {
+    name: 'react-streamer',
+    what: 'React example (HttpAgent): one streamed answer from streamer',
+    async run({ page, bridge, exampleURL }) {
+      await page.goto(`${exampleURL}/?bridge=${encodeURIComponent(bridge)}&agent=streamer`);
+      await page.getByRole('heading', { name: 'streamer' }).waitFor();
+      await page.getByLabel('Message').fill('Hello from React');
+      await page.getByRole('button', { name: 'Send' }).click();
+      const answer = 'You said: Hello from React. Here is a streamed answer.';
+      await page.locator('.message.assistant').getByText(answer).waitFor();
+      await page.locator('.status[data-running="false"]').waitFor();
+      const text = await page.getByRole('list', { name: 'Conversation' }).innerText();
+      check(occurrences(text, answer) === 1, `answer shown ${occurrences(text, answer)} times`);
+      check((await page.locator('.status').innerText()) === '', `status line: ${await page.locator('.status').innerText()}`);
+    },
+  },
+  {
+    name: 'react-asker',
+    what: 'React example (HttpAgent): the asker interrupt, answered and resumed',
+    async run({ page, bridge, exampleURL }) {
+      await page.goto(`${exampleURL}/?bridge=${encodeURIComponent(bridge)}&agent=asker`);
+      await page.getByRole('heading', { name: 'asker' }).waitFor();
+      await page.getByLabel('Message').fill('What is the weather?');
+      await page.getByRole('button', { name: 'Send' }).click();
+      const form = page.getByRole('form', { name: 'The agent asks' });
+      await form.getByText('Which city should I check?').waitFor();
+      await form.getByLabel('city').fill('Lisbon');
+      await form.getByRole('button', { name: 'Send answer' }).click();
+      await page.locator('.message.assistant').getByText('The weather in Lisbon is sunny.').waitFor();
+      await page.locator('.status[data-running="false"]').waitFor();
+      check((await form.count()) === 0, 'the interrupt form is gone');
+      const text = await page.getByRole('list', { name: 'Conversation' }).innerText();
+      check(occurrences(text, 'The weather in Lisbon is sunny.') === 1, 'the answer is shown once');
+    },
+  },
+];
+
+// ---------- a bridge that can be stopped and started again ----------
+
+async function stopChild(child) {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+// restartableBridge serves the counter demo agent (from the demo-agents
+// command, which outlives the bridge) through `bridge serve` on an embedded
+// store, so a stopped bridge's successor takes its runs over.
+async function restartableBridge(bin, agentsBin) {
+  let agentsURL = null;
+  let agents = null;
+  let child = null;
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const config = path.join(work, 'restart-bridge.yaml');
+  const store = path.join(work, 'restart-bridge.db');
+  fs.rmSync(store, { force: true });
+  return {
+    async start() {
+      if (!agentsURL) {
+        agents = start(agentsBin, ['--listen', '127.0.0.1:0'], { cwd: work, logFile: path.join(work, 'restart-agents.log'), captureStdout: true });
+        agentsURL = (await firstJSONLine(agents, 30_000, 'demo-agents')).agents.counter.url;
+        fs.writeFileSync(config, [
+          '# Written by console/e2e/run.mjs for the restart scenario.',
+          `listen: ${JSON.stringify(`127.0.0.1:${port}`)}`,
+          `store: {kind: embedded, path: ${JSON.stringify(store)}}`,
+          // A short grace, so stopping cuts the counter's ten-second run.
+          'server: {shutdownGrace: 200ms}',
+          'agents:',
+          `  - {name: counter, url: ${JSON.stringify(agentsURL)}}`,
+          '',
+        ].join('\n'));
+      }
+      child = start(bin, ['serve', '--config', config], { cwd: work, logFile: path.join(work, 'restart-bridge.log') });
+      await waitReady(`${url}/readyz`, child, 30_000, 'bridge serve');
+      return this;
+    },
+    async stop() {
+      await stopChild(child);
+    },
+    // close stops whatever the scenario left running.
+    async close() {
+      await stopChild(child);
+      await stopChild(agents);
+    },
+    url,
+  };
+}
+
+// ---------- the static server for the React example ----------
+
+const STATIC_TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
+
+function serveStatic(dir, port) {
+  const server = http.createServer((req, res) => {
+    const p = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const file = path.resolve(dir, '.' + (p.endsWith('/') ? p + 'index.html' : p));
+    if (!file.startsWith(dir + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': STATIC_TYPES[path.extname(file)] ?? 'application/octet-stream' });
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve(server));
+  });
+}
+
+// ---------- main ----------
+
+async function main() {
+  const started = Date.now();
+  fs.mkdirSync(work, { recursive: true });
+  fs.mkdirSync(shots, { recursive: true });
+  const executablePath = process.env.CHROMIUM || '/usr/bin/chromium';
+  if (!fs.existsSync(executablePath)) throw new Error(`no Chromium at ${executablePath} (install Debian's chromium, or set CHROMIUM)`);
+
+  const bin = path.join(work, 'bridge');
+  const agentsBin = path.join(work, 'demo-agents');
+  const dist = path.join(example, 'dist');
+  if (!opts['no-build']) {
+    say('== building the bridge, the demo agents and the React example');
+    await run('go', ['build', '-o', bin, './cmd/bridge'], { cwd: root });
+    await run('go', ['build', '-o', agentsBin, './examples/cmd/demo-agents'], { cwd: root });
+    await run('npm', ['run', 'build'], { cwd: example });
+  }
+
+  const port = await freePort();
+  const bridge = `http://127.0.0.1:${port}`;
+  const bridgeLog = path.join(work, 'bridge.log');
+  const child = start(bin, ['demo', '--listen', `127.0.0.1:${port}`], { cwd: work, logFile: bridgeLog });
+  await waitReady(`${bridge}/readyz`, child, 30_000, 'bridge demo');
+  const staticServer = await serveStatic(dist, await freePort());
+  const exampleURL = `http://127.0.0.1:${staticServer.address().port}`;
+
+  const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+  let passed = 0;
+  let failed = 0;
+  try {
+    for (const s of scenarios) {
+      if (only && !only.test(s.name)) continue;
+      // No stale picture of an earlier run may pass for this one's.
+      for (const f of [`${s.name}.png`, `${s.name}-failed.png`]) fs.rmSync(path.join(shots, f), { force: true });
+      const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+      context.setDefaultTimeout(STEP_TIMEOUT_MS);
+      const page = await context.newPage();
+      const pageErrors = [];
+      page.on('pageerror', (err) => pageErrors.push(err.message));
+      if (opts.verbose) page.on('console', (msg) => say(`   [${s.name}] console.${msg.type()}: ${msg.text()}`));
+      const restartable = await restartableBridge(bin, agentsBin);
+      const t0 = Date.now();
+      try {
+        await s.run({ page, bridge, exampleURL, restartable });
+        check(pageErrors.length === 0, `uncaught errors in the page: ${pageErrors.join('; ')}`);
+        await page.screenshot({ path: path.join(shots, `${s.name}.png`) });
+        passed++;
+        say(`ok    ${s.name} (${((Date.now() - t0) / 1000).toFixed(1)}s) — ${s.what}`);
+      } catch (err) {
+        failed++;
+        say(`FAIL  ${s.name} — ${s.what}\n      ${String(err.message ?? err).split('\n').join('\n      ')}`);
+        if (pageErrors.length) say(`      page errors: ${pageErrors.join('; ')}`);
+        await page.screenshot({ path: path.join(shots, `${s.name}-failed.png`) }).catch(() => {});
+      } finally {
+        await context.close();
+        await restartable.close();
+      }
+    }
+  } finally {
+    await browser.close();
+    staticServer.close();
+    await stopAll();
+  }
+  if (failed > 0) say(`bridge log (last lines of ${path.relative(root, bridgeLog)}):\n${tail(bridgeLog, 20)}`);
+  say(`screenshots in ${path.relative(root, shots)}/ · ${((Date.now() - started) / 1000).toFixed(1)}s`);
+  say(`${passed} passed, ${failed} failed`);
+  return failed === 0 ? 0 : 1;
+}
+
+main().then(
+  (code) => process.exit(code),
+  async (err) => {
+    say(`browser tests could not run: ${err.stack ?? err}`);
+    await stopAll();
+    say('0 passed, 1 failed');
+    process.exit(1);
+  },
+);
