@@ -82,6 +82,8 @@ type driver struct {
 	// waited for before the thread is released.
 	taskNoted bool
 	bg        sync.WaitGroup
+	// finishing is closed when the run releases its thread.
+	finishing chan struct{}
 
 	// suspended is set when the bridge shut down under the run: the thread
 	// keeps it as active, for the next process to take over, and in-process
@@ -100,14 +102,24 @@ type driver struct {
 // newDriver returns the driver of a run whose events follow seq after.
 func newDriver(s *Service, spec *AgentSpec, th *Thread, in *agui.RunAgentInput, after int64) *driver {
 	return &driver{svc: s, spec: spec, thread: th, in: in, accepted: make(chan error, 1), done: make(chan struct{}),
-		live: newLiveLog(in.ThreadID, after), seq: after}
+		live: newLiveLog(in.ThreadID, after), seq: after, finishing: make(chan struct{})}
 }
 
 // close ends the driver's journal and its live log: readers get the
 // shutdown notice after the events when the run was suspended.
 func (d *driver) close() {
+	d.stopFinishing()
 	d.journal.close()
 	d.live.end(d.shutdownTail)
+}
+
+// stopFinishing closes finishing, once.
+func (d *driver) stopFinishing() {
+	select {
+	case <-d.finishing:
+	default:
+		close(d.finishing)
+	}
 }
 
 // accept tells a still-waiting StartRun that the agent answered.
@@ -507,6 +519,13 @@ func (d *driver) deliver(ev a2a.Event) bool {
 		d.bg.Add(1)
 		go func() {
 			defer d.bg.Done()
+			// After the run's first events are stored: on a durable store
+			// this record costs a commit, which the client's first event
+			// should not queue behind.
+			select {
+			case <-d.live.published():
+			case <-d.finishing:
+			}
 			d.noteTask(id)
 		}()
 	}
@@ -802,6 +821,7 @@ func (d *driver) finalize(terminal ...Entry) {
 		return
 	}
 	d.released = true
+	d.stopFinishing()
 	d.bg.Wait()
 	interrupts := d.tr.Interrupts()
 	for _, p := range interrupts {

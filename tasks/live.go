@@ -33,9 +33,11 @@ type liveLog struct {
 	// origin is the seq of the run's first event: first until events are
 	// dropped.
 	origin int64
-	// changed is closed (and replaced) on every publish and at the end.
-	changed chan struct{}
-	ended   bool
+	// changed is closed (and replaced) on every publish and at the end;
+	// firstBatch is closed by the first publish.
+	changed    chan struct{}
+	firstBatch chan struct{}
+	ended      bool
 	// terminal says the run's last event was RUN_FINISHED or RUN_ERROR;
 	// otherwise an ended log stopped short (shutdown) and tail holds the
 	// notice readers get instead, unnumbered.
@@ -44,7 +46,7 @@ type liveLog struct {
 }
 
 func newLiveLog(threadID string, after int64) *liveLog {
-	return &liveLog{threadID: threadID, first: after + 1, origin: after + 1, changed: make(chan struct{})}
+	return &liveLog{threadID: threadID, first: after + 1, origin: after + 1, changed: make(chan struct{}), firstBatch: make(chan struct{})}
 }
 
 // end marks the run over; tail is what readers get after the events when
@@ -72,6 +74,11 @@ func (l *liveLog) publish(entries []Entry) {
 	defer l.mu.Unlock()
 	for _, e := range entries {
 		l.events = append(l.events, agui.Envelope{ThreadID: l.threadID, RunID: e.RunID, Seq: e.Seq, Event: e.Event})
+	}
+	select {
+	case <-l.firstBatch:
+	default:
+		close(l.firstBatch)
 	}
 	l.terminal = entries[len(entries)-1].Terminal
 	if drop := len(l.events) - 2*liveKeep; drop >= 0 {
@@ -108,6 +115,9 @@ func (l *liveLog) since(after int64) ([]agui.Envelope, livePosition, <-chan stru
 	}
 	return nil, liveWait, l.changed
 }
+
+// published is closed once the run's first events are in the log.
+func (l *liveLog) published() <-chan struct{} { return l.firstBatch }
 
 // start is the seq of the run's first event, and whether the log dropped
 // events since (they are in the store).
