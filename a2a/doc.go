@@ -40,6 +40,7 @@
 //	a2a_protocol_error                502   ErrParseError, ErrInvalidRequest, ErrMethodNotFound
 //	a2a_invalid_agent_response        502   ErrInvalidAgentResponse, or a reply that is not valid JSON
 //	a2a_internal                      502   ErrInternalError, ErrServerError
+//	bridge_overloaded                 503   ErrOutOfDescriptors: the bridge could not open a connection (EMFILE)
 //	a2a_unavailable                   502   ErrUnavailable: dial/DNS/TLS/reset, gRPC UNAVAILABLE, other HTTP
 //	                                        statuses (503 when the agent answered 503 or 429)
 //	a2a_error                         502   anything else

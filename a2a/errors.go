@@ -27,6 +27,10 @@ var (
 	// (dial, DNS, TLS, reset, HTTP 5xx/429 without an A2A error body, gRPC
 	// UNAVAILABLE).
 	ErrUnavailable = errors.New("a2a: agent unavailable")
+	// ErrOutOfDescriptors: the bridge could not open a connection to the
+	// agent because the process is out of file descriptors (EMFILE,
+	// ENFILE): the bridge is overloaded, the agent may be fine.
+	ErrOutOfDescriptors = errors.New("a2a: the bridge is out of file descriptors")
 	// ErrInvalidOptions: Options passed to Dial are unusable.
 	ErrInvalidOptions = errors.New("a2a: invalid options")
 )
@@ -160,6 +164,7 @@ var classification = []struct {
 	{ErrInvalidAgentResponse, "a2a_invalid_agent_response", http.StatusBadGateway, "the agent sent an invalid response"},
 	{ErrInternalError, "a2a_internal", http.StatusBadGateway, "the agent reported an internal error"},
 	{ErrServerError, "a2a_internal", http.StatusBadGateway, "the agent reported a server error"},
+	{ErrOutOfDescriptors, "bridge_overloaded", http.StatusServiceUnavailable, "the bridge cannot open another connection to the agent: it is out of file descriptors (raise its open-files limit, or add instances)"},
 	{ErrUnavailable, "a2a_unavailable", http.StatusBadGateway, "the agent is unreachable"},
 }
 
@@ -216,6 +221,9 @@ func kindOf(ctxErr, err error) error {
 		// *url.Error, so this must come before isTransportFailure) or an
 		// A2A error from the agent.
 		return nil
+	}
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		return ErrOutOfDescriptors
 	}
 	if isTransportFailure(err) {
 		return ErrUnavailable

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"syscall"
 	"testing"
 
@@ -90,6 +91,7 @@ func TestKindOf(t *testing.T) {
 		want   error
 	}{
 		{"refused", nil, refused, ErrUnavailable},
+		{"out of descriptors", nil, &url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", syscall.EMFILE)}}, ErrOutOfDescriptors},
 		{"typed a2a", nil, a2asdk.NewError(a2asdk.ErrTaskNotFound, ""), nil},
 		{"http status wrapped by url.Error is not transport", nil, &url.Error{Err: &HTTPStatusError{StatusCode: 401}}, nil},
 		{"ctx canceled hides read error", context.Canceled, fmt.Errorf("SSE stream error: %w", net.ErrClosed), context.Canceled},

@@ -140,7 +140,11 @@ func OpenBoltStore(path string) (*BoltStore, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("tasks: open bolt store: %w", err)
 	}
-	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: boltLockTimeout})
+	// The free-page list is not written on each commit but rebuilt when
+	// the file is opened (as etcd does): a commit's cost then no longer
+	// grows with the free list of a large, busy journal.
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: boltLockTimeout,
+		NoFreelistSync: true, FreelistType: bbolt.FreelistMapType})
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("tasks: open bolt store %s: another process has it open (gave up after %s): %w",
 			path, boltLockTimeout, err)

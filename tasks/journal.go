@@ -112,6 +112,13 @@ func (w *journalWriter) append(batch []Entry) {
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), 10*time.Second)
 		err = w.store.Append(ctx, w.key, batch...)
+		if errors.Is(err, ErrConflict) && attempt > 0 {
+			// An attempt that timed out may have been written after all:
+			// the batch is in if the journal reaches its last number.
+			if last, lerr := w.store.LastSeq(ctx, w.key); lerr == nil && last >= batch[len(batch)-1].Seq {
+				err = nil
+			}
+		}
 		cancel()
 		if err == nil || errors.Is(err, ErrConflict) {
 			break

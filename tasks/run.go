@@ -56,6 +56,9 @@ func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 		}
 		after := r.after
 		d := r.driver
+		// released: the thread was seen without an active run, after a
+		// read that found nothing new.
+		released := false
 		for {
 			if d != nil {
 				envs, pos, changed := d.live.since(after)
@@ -139,8 +142,15 @@ func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 				return
 			}
 			if th.ActiveRunID == "" {
-				return // a run ends with its release: nothing more comes
+				// A run ends with its release, written with its terminal
+				// event, maybe just after the read above: read once more.
+				if !released {
+					released = true
+					continue
+				}
+				return
 			}
+			released = false
 			if d = r.svc.driving(r.Key, th.ActiveRunID); d != nil {
 				continue
 			}
