@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/maphash"
 	"net/url"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
 // RedisStore is the shared backend: any number of bridge processes open
@@ -33,8 +33,8 @@ import (
 //	P "wake:" …     short-lived streams that end a Wait connection's XREAD early (see Wait)
 //
 // Agent names never contain NUL (config allows [a-z0-9_-]) and base64url
-// never does, so a key is unambiguous whatever the thread id holds, and no
-// thread key can equal the fixed ones (they have no "{" after P). The
+// never does, so a key is unambiguous whatever the thread id holds; thread
+// keys continue P with "{", the fixed ones never do. The
 // braces are a Redis Cluster hash tag: a thread's record and journal hash
 // to the same slot, so the script that writes both stays valid there. The
 // "active" set and the multi-key XREAD behind Wait span slots, though:
@@ -69,16 +69,16 @@ type RedisOptions struct {
 	// Bridges that must share threads use the same prefix. Default
 	// "a2a-bridge:".
 	Prefix string
-	// WaitConns is the number of connections kept for Wait's blocking
-	// reads. Every Wait in the process shares them (see Wait), however many
-	// there are. Default 4.
-	WaitConns int
+	// MaxWaitConns caps the connections Wait's blocking reads use: one per
+	// 64 journals being waited on, started as needed (see Wait). Past the
+	// cap, each connection's reads name more journals. Default 256.
+	MaxWaitConns int
 }
 
 // DefaultRedisPrefix is RedisOptions.Prefix's default.
 const DefaultRedisPrefix = "a2a-bridge:"
 
-const defaultRedisWaitConns = 4
+const defaultRedisMaxWaitConns = 256
 
 // OpenRedisStore connects to the Redis at url (redis://, rediss:// or
 // unix://, as go-redis's ParseURL reads them, query options included) and
@@ -96,17 +96,26 @@ func OpenRedisStore(ctx context.Context, rawURL string, opts RedisOptions) (*Red
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultRedisPrefix
 	}
-	if opts.WaitConns <= 0 {
-		opts.WaitConns = defaultRedisWaitConns
+	if opts.MaxWaitConns <= 0 {
+		opts.MaxWaitConns = defaultRedisMaxWaitConns
 	}
 	// Wait's reads use connections of their own, so tailing clients never
 	// take the connections writes need. They only read, so go-redis may
 	// retry them as it does by default.
+	// Each wait connection is held by its shard while the shard has
+	// journals to watch (see Wait); a few stay open between uses.
 	wopt := *copt
-	wopt.PoolSize = opts.WaitConns
+	wopt.PoolSize = opts.MaxWaitConns
 	wopt.MinIdleConns = 0
-	wopt.MaxIdleConns = opts.WaitConns
+	wopt.MaxIdleConns = 4
 	wopt.PipelinePoolSize = -1
+	// go-redis's Conns share their client's options, and the first
+	// connection to fail the maintenance-notifications handshake (any
+	// server but Redis Enterprise's) rewrites them under a per-Conn lock:
+	// a data race between two shards' first XREADs. Those notifications
+	// only spare a connection a handoff; an XREAD connection that breaks
+	// is replaced anyway.
+	wopt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
 	if wopt.ClientName != "" {
 		wopt.ClientName += "-wait"
 	}
@@ -126,11 +135,42 @@ func OpenRedisStore(ctx context.Context, rawURL string, opts RedisOptions) (*Red
 		s.client.Close()
 		return nil, fmt.Errorf("tasks: redis: open store at %s: %w", s.addr, err)
 	}
+	// Older servers fail every Read (no exclusive XRANGE start): say so
+	// now. A server that refuses INFO (some managed ones) is given the
+	// benefit of the doubt.
+	if info, err := s.client.Info(ctx, "server").Result(); err == nil {
+		if v, ok := redisVersionOK(info); !ok {
+			s.client.Close()
+			return nil, fmt.Errorf("tasks: redis: open store at %s: Redis %s is too old, the store needs 6.2 or later", s.addr, v)
+		}
+	}
 	// Wake streams are per process: another bridge's kicks must not end
 	// this one's XREADs.
 	s.waits = newRedisWaits(ctx, redis.NewClient(&wopt), s.client,
-		opts.Prefix+"wake:"+rand.Text()+":", opts.WaitConns)
+		opts.Prefix+"wake:"+rand.Text()+":", opts.MaxWaitConns)
 	return s, nil
+}
+
+// redisVersionOK reads redis_version in INFO's text and says whether it is
+// 6.2 or later; a version it cannot read passes.
+func redisVersionOK(info string) (string, bool) {
+	for line := range strings.Lines(info) {
+		v, found := strings.CutPrefix(strings.TrimSpace(line), "redis_version:")
+		if !found {
+			continue
+		}
+		parts := strings.SplitN(v, ".", 3)
+		if len(parts) < 2 {
+			return v, true
+		}
+		major, err1 := strconv.Atoi(parts[0])
+		minor, err2 := strconv.Atoi(parts[1])
+		if err1 != nil || err2 != nil {
+			return v, true
+		}
+		return v, major > 6 || major == 6 && minor >= 2
+	}
+	return "", true
 }
 
 // threadTag is the hash tag shared by a thread's keys (see RedisStore).
@@ -167,9 +207,10 @@ func parseSeqID(id string) (int64, error) {
 }
 
 // journalAppendLua defines appendEntries, which appends ARGV[first..] (run
-// id, terminal, event triples) to the stream `journal`, numbering them after
-// its last entry, and leaves the last seq in `last`. It reads before it writes, so an error (a stream
-// someone else wrote) stops the script before anything changed.
+// id, terminal, event triples) to the stream `journal`, numbering them
+// after its last entry, and leaves the last seq in `last`. It reads the
+// last entry before the script writes anything, so a stream someone else
+// wrote stops the script with nothing changed.
 const journalAppendLua = `
 local last = 0
 if #ARGV >= first then
@@ -407,28 +448,31 @@ func (s *RedisStore) LastSeq(ctx context.Context, key ThreadKey) (int64, error) 
 //
 // A blocking XREAD holds its connection, so one per Wait would cost
 // 10,000 connections (and Redis's default maxclients) for 10,000 tailing
-// clients. Instead the store multiplexes: each journal with a Wait in
-// progress is watched by one of RedisOptions.WaitConns connections (chosen
-// by hashing its key), each running one XREAD over all its journals at
-// once. The Waits on one journal share its place in that XREAD, and a Wait
-// costs one LastSeq on the ordinary pool plus an in-process registration.
-// Each XREAD blocks for at most redisWaitBlock; a Wait on a journal not in
-// the XREAD in progress ends it early with an XADD to that connection's
-// wake stream, which the XREAD also reads. Cancelling ctx ends a Wait at
-// once, without Redis.
+// clients. Instead the store multiplexes: every Wait on a journal shares
+// that journal's place in one XREAD, and one connection's XREAD names up
+// to redisWaitJournalsPerConn (64) journals at once. Connections are
+// started as journals are waited on, up to RedisOptions.MaxWaitConns, so
+// 10,000 Waits cost one connection if they tail one journal, and 157 if
+// they tail 10,000. Not more journals per XREAD, because any Append to one
+// of them ends that XREAD and the next names them all again: Redis's work
+// per Append grows with their number. A Wait itself costs one LastSeq on
+// the ordinary pool and an in-process registration.
+//
+// Each XREAD blocks for at most redisWaitBlock (1 s). A Wait on a journal
+// not in the XREAD in progress ends it early with an XADD to that
+// connection's wake stream, which the XREAD also reads. Cancelling ctx
+// ends a Wait at once, without Redis; Close ends every Wait.
 func (s *RedisStore) Wait(ctx context.Context, key ThreadKey, after int64) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	jk := s.journalKey(key)
-	shard := s.waits.shardOf(jk)
 	// Register before looking, so an entry appended after the look wakes
 	// this Wait.
-	w, err := shard.add(ctx, jk, after)
+	w, err := s.waits.add(ctx, s.journalKey(key), after)
 	if err != nil {
 		return err
 	}
-	defer shard.remove(w)
+	defer w.remove()
 	last, err := s.LastSeq(ctx, key)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -499,19 +543,37 @@ func (s *RedisStore) Close() error {
 // left stops being watched within about that long.
 const redisWaitBlock = time.Second
 
+// redisWaitJournalsPerConn is how many journals one wait connection's
+// XREAD names before another connection is started. Every Append to one
+// of them ends that XREAD, and the next names them all again, which costs
+// Redis about a microsecond per journal: 64 keeps that below the cost of
+// the Append itself.
+const redisWaitJournalsPerConn = 64
+
 // redisWakeTTL is how long a wake stream outlives its last use: they are
 // deleted by expiry, so a bridge that crashes leaves nothing behind.
 const redisWakeTTL = 10 * time.Minute
 
-// redisWaits is a RedisStore's Wait machinery (see RedisStore.Wait): one
-// shard per wait connection, each owning one goroutine that runs its
-// XREADs. Close waits for them.
+// redisWaits is a RedisStore's Wait machinery (see RedisStore.Wait). Each
+// watched journal is assigned to one shard, filling shards in order; each
+// shard has one goroutine running its XREADs on one connection of client,
+// started when the shard gets its first journal. Close waits for them.
 type redisWaits struct {
-	client *redis.Client // blocking XREADs only
-	kicker *redis.Client // the store's pool, for wake-stream XADDs
-	shards []*redisWaitShard
-	seed   maphash.Seed
-	addr   string
+	client     *redis.Client // blocking XREADs only
+	kicker     *redis.Client // the store's pool, for wake-stream XADDs
+	wakePrefix string
+	maxShards  int
+	addr       string
+
+	mu sync.Mutex
+	// assigned maps each watched journal to its shard; journals counts
+	// them per shard.
+	assigned map[string]*redisWaitShard
+	journals map[*redisWaitShard]int
+	shards   []*redisWaitShard
+	// start hands new shards to the goroutine that owns the store's
+	// lifetime context and starts theirs.
+	start chan *redisWaitShard
 
 	cancel context.CancelFunc // ends the goroutines' commands
 	done   chan struct{}      // closed by close, ends every Wait
@@ -522,7 +584,7 @@ type redisWaits struct {
 	parked atomic.Int64
 }
 
-// redisWaitShard watches the journals hashed to one wait connection.
+// redisWaitShard watches the journals assigned to one wait connection.
 type redisWaitShard struct {
 	waits   *redisWaits
 	wakeKey string
@@ -540,8 +602,7 @@ type redisWaitShard struct {
 	// pending wakes the goroutine when it sleeps with nothing to watch.
 	pending chan struct{}
 
-	// lastWake is the last wake-stream entry the goroutine read; only it
-	// uses lastWake.
+	// lastWake is the last wake-stream entry an XREAD returned.
 	lastWake string
 }
 
@@ -557,43 +618,43 @@ type redisWatch struct {
 // redisWaiter is one Wait in progress.
 type redisWaiter struct {
 	after int64
+	shard *redisWaitShard
 	watch *redisWatch
 	ready chan struct{} // closed when an entry after `after` is seen, or err set
 	err   error
 }
 
-func newRedisWaits(ctx context.Context, client, kicker *redis.Client, wakePrefix string, n int) *redisWaits {
-	// The goroutines live as long as the store, not as the open call.
-	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+func newRedisWaits(ctx context.Context, client, kicker *redis.Client, wakePrefix string, maxShards int) *redisWaits {
 	ws := &redisWaits{
-		client: client, kicker: kicker, seed: maphash.MakeSeed(), addr: client.Options().Addr,
-		cancel: cancel, done: make(chan struct{}),
+		client: client, kicker: kicker, wakePrefix: wakePrefix, maxShards: maxShards,
+		addr:     client.Options().Addr,
+		assigned: make(map[string]*redisWaitShard),
+		journals: make(map[*redisWaitShard]int),
+		start:    make(chan *redisWaitShard, maxShards),
+		done:     make(chan struct{}),
 	}
-	for i := range n {
-		sh := &redisWaitShard{
-			waits:    ws,
-			wakeKey:  wakePrefix + strconv.Itoa(i),
-			watched:  make(map[string]*redisWatch),
-			pending:  make(chan struct{}, 1),
-			lastWake: "0-0",
+	// The goroutines live as long as the store, not as the open call.
+	ctx, ws.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	ws.wg.Go(func() {
+		for {
+			select {
+			case sh := <-ws.start:
+				ws.wg.Go(func() { sh.run(ctx) })
+			case <-ws.done:
+				return
+			}
 		}
-		ws.shards = append(ws.shards, sh)
-		ws.wg.Go(func() { sh.run(ctx) })
-	}
+	})
 	return ws
-}
-
-func (ws *redisWaits) shardOf(journalKey string) *redisWaitShard {
-	return ws.shards[maphash.String(ws.seed, journalKey)%uint64(len(ws.shards))]
 }
 
 func (ws *redisWaits) closedError() error {
 	return fmt.Errorf("tasks: redis: store at %s: %w", ws.addr, redis.ErrClosed)
 }
 
-// close ends every Wait and the shards' goroutines. Closing the client
-// closes the connections under their blocked XREADs, so it does not wait
-// for redisWaitBlock.
+// close ends every Wait and the goroutines. Closing the client closes the
+// connections under their blocked XREADs, so it does not wait for
+// redisWaitBlock.
 func (ws *redisWaits) close() error {
 	close(ws.done)
 	ws.cancel()
@@ -602,21 +663,56 @@ func (ws *redisWaits) close() error {
 	return err
 }
 
+// shardFor returns the shard watching journal jk, assigning one if none
+// does: the first with room, else a new one, else (all maxShards full) the
+// least loaded. ws.mu is held.
+func (ws *redisWaits) shardFor(jk string) *redisWaitShard {
+	if sh := ws.assigned[jk]; sh != nil {
+		return sh
+	}
+	var pick *redisWaitShard
+	for _, sh := range ws.shards {
+		if n := ws.journals[sh]; n < redisWaitJournalsPerConn {
+			pick = sh
+			break
+		}
+		if len(ws.shards) == ws.maxShards && (pick == nil || ws.journals[sh] < ws.journals[pick]) {
+			pick = sh
+		}
+	}
+	if pick == nil {
+		pick = &redisWaitShard{
+			waits:    ws,
+			wakeKey:  ws.wakePrefix + strconv.Itoa(len(ws.shards)),
+			watched:  make(map[string]*redisWatch),
+			pending:  make(chan struct{}, 1),
+			lastWake: "0-0",
+		}
+		ws.shards = append(ws.shards, pick)
+		ws.start <- pick // never blocks: room for maxShards
+	}
+	ws.assigned[jk] = pick
+	ws.journals[pick]++
+	return pick
+}
+
 // add registers a Wait for entries after `after` in journal jk, and makes
-// sure the XREAD in progress covers it.
-func (sh *redisWaitShard) add(ctx context.Context, jk string, after int64) (*redisWaiter, error) {
+// sure the XREAD in progress on its shard covers it.
+func (ws *redisWaits) add(ctx context.Context, jk string, after int64) (*redisWaiter, error) {
 	select {
-	case <-sh.waits.done:
-		return nil, sh.waits.closedError()
+	case <-ws.done:
+		return nil, ws.closedError()
 	default:
 	}
+	ws.mu.Lock()
+	sh := ws.shardFor(jk)
 	sh.mu.Lock()
 	wt := sh.watched[jk]
 	if wt == nil {
 		wt = &redisWatch{waiters: make(map[*redisWaiter]struct{})}
 		sh.watched[jk] = wt
 	}
-	w := &redisWaiter{after: after, watch: wt, ready: make(chan struct{})}
+	w := &redisWaiter{after: after, shard: sh, watch: wt, ready: make(chan struct{})}
 	wt.waiters[w] = struct{}{}
 	wt.idle = false
 	kick := false
@@ -629,42 +725,71 @@ func (sh *redisWaitShard) add(ctx context.Context, jk string, after int64) (*red
 		}
 	}
 	sh.mu.Unlock()
+	ws.mu.Unlock()
 	select {
 	case sh.pending <- struct{}{}:
 	default:
 	}
 	if kick {
-		// A failed kick only delays this Wait until the XREAD in progress
-		// times out (redisWaitBlock); its own LastSeq reports a Redis that
-		// is gone.
-		_, _ = sh.waits.kicker.Pipelined(ctx, func(p redis.Pipeliner) error {
-			p.XAdd(ctx, &redis.XAddArgs{Stream: sh.wakeKey, MaxLen: 1, Values: []string{"wake", ""}})
-			p.PExpire(ctx, sh.wakeKey, redisWakeTTL)
-			return nil
-		})
+		sh.kick(ctx)
 	}
 	return w, nil
 }
 
-// remove ends w's registration; its journal stays watched for one more
-// XREAD (see next).
-func (sh *redisWaitShard) remove(w *redisWaiter) {
-	sh.mu.Lock()
-	delete(w.watch.waiters, w)
-	sh.mu.Unlock()
+// kick ends the shard's XREAD in progress: it also reads the wake stream.
+func (sh *redisWaitShard) kick(ctx context.Context) {
+	_, err := sh.waits.kicker.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.XAdd(ctx, &redis.XAddArgs{Stream: sh.wakeKey, MaxLen: 1, Values: []string{"wake", ""}})
+		p.PExpire(ctx, sh.wakeKey, redisWakeTTL)
+		return nil
+	})
+	if err != nil {
+		// The Wait that asked waits at most until the XREAD in progress
+		// times out (redisWaitBlock), and its LastSeq reports a Redis that
+		// is gone; let the next Wait try again.
+		sh.mu.Lock()
+		sh.kicked = false
+		sh.mu.Unlock()
+	}
 }
 
-// run is the shard's goroutine: XREAD after XREAD over the watched
-// journals, waking the Waits each answer satisfies.
+// remove ends w's registration; its journal stays watched for one more
+// XREAD (see next).
+func (w *redisWaiter) remove() {
+	w.shard.mu.Lock()
+	delete(w.watch.waiters, w)
+	w.shard.mu.Unlock()
+}
+
+// run is the shard's goroutine: XREAD after XREAD over its journals,
+// waking the Waits each answer satisfies. It holds a connection only while
+// it has journals to watch.
 func (sh *redisWaitShard) run(ctx context.Context) {
 	ws := sh.waits
+	var conn *redis.Conn
+	release := func() {
+		if conn != nil {
+			conn.Close()
+			conn = nil
+		}
+	}
+	defer release()
 	var backoff time.Duration
 	for {
-		streams, ok := sh.next()
-		if !ok {
-			return
+		streams := sh.next()
+		if streams == nil {
+			release()
+			select {
+			case <-sh.pending:
+				continue
+			case <-ws.done:
+				return
+			}
 		}
-		res, err := ws.client.XRead(ctx, &redis.XReadArgs{Streams: streams, Count: 1, Block: redisWaitBlock}).Result()
+		if conn == nil {
+			conn = ws.client.Conn()
+		}
+		res, err := conn.XRead(ctx, &redis.XReadArgs{Streams: streams, Count: 1, Block: redisWaitBlock}).Result()
 		if errors.Is(err, redis.Nil) { // the block time passed with nothing new
 			res, err = nil, nil
 		}
@@ -678,8 +803,9 @@ func (sh *redisWaitShard) run(ctx context.Context) {
 			backoff = 0
 			continue
 		}
-		// Redis is unreachable: the Waits were told; pause before trying
-		// again rather than spin.
+		// Redis is unreachable, or the connection broke: the Waits were
+		// told. Take a new connection, after a pause rather than spin.
+		release()
 		backoff = min(max(2*backoff, 50*time.Millisecond), 2*time.Second)
 		t := time.NewTimer(backoff)
 		select {
@@ -691,50 +817,49 @@ func (sh *redisWaitShard) run(ctx context.Context) {
 	}
 }
 
-// next returns the next XREAD's streams argument, sleeping while there is
-// nothing to watch; false once the store is closed. A journal whose Waits
-// all left stays watched for one more XREAD, from its last seen seq: a
-// client tailing a journal calls Wait again right after reading, and
-// finding its journal still in the XREAD spares that Wait a kick.
-func (sh *redisWaitShard) next() ([]string, bool) {
-	for {
-		sh.mu.Lock()
-		keys := make([]string, 0, len(sh.watched)+1)
-		ids := make([]string, 0, len(sh.watched)+1)
-		inflight := make(map[string]int64, len(sh.watched))
-		for jk, wt := range sh.watched {
-			from := wt.lastSeen
-			if len(wt.waiters) == 0 {
-				if wt.idle {
-					delete(sh.watched, jk)
-					continue
-				}
-				wt.idle = true
-			} else {
-				first := true
-				for w := range wt.waiters {
-					if first || w.after < from {
-						from, first = w.after, false
-					}
+// next returns the next XREAD's streams argument, or nil when there is
+// nothing to watch. A journal whose Waits all left stays watched for one
+// more XREAD, from its last seen seq: a client tailing a journal calls
+// Wait again right after reading, and finding its journal still in the
+// XREAD spares that Wait a kick.
+func (sh *redisWaitShard) next() []string {
+	ws := sh.waits
+	ws.mu.Lock() // to unassign the journals dropped
+	defer ws.mu.Unlock()
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	keys := make([]string, 1, len(sh.watched)+1)
+	ids := make([]string, 1, len(sh.watched)+1)
+	keys[0], ids[0] = sh.wakeKey, sh.lastWake
+	inflight := make(map[string]int64, len(sh.watched))
+	for jk, wt := range sh.watched {
+		from := wt.lastSeen
+		if len(wt.waiters) == 0 {
+			if wt.idle {
+				delete(sh.watched, jk)
+				delete(ws.assigned, jk)
+				ws.journals[sh]--
+				continue
+			}
+			wt.idle = true
+		} else {
+			first := true
+			for w := range wt.waiters {
+				if first || w.after < from {
+					from, first = w.after, false
 				}
 			}
-			keys = append(keys, jk)
-			ids = append(ids, seqID(from))
-			inflight[jk] = from
 		}
-		if len(keys) > 0 {
-			sh.inflight, sh.kicked = inflight, false
-			sh.mu.Unlock()
-			return append(append([]string{sh.wakeKey}, keys...), append([]string{sh.lastWake}, ids...)...), true
-		}
-		sh.inflight = nil
-		sh.mu.Unlock()
-		select {
-		case <-sh.pending:
-		case <-sh.waits.done:
-			return nil, false
-		}
+		keys = append(keys, jk)
+		ids = append(ids, seqID(from))
+		inflight[jk] = from
 	}
+	if len(inflight) == 0 {
+		sh.inflight = nil
+		return nil
+	}
+	sh.inflight, sh.kicked = inflight, false
+	return append(keys, ids...)
 }
 
 // deliver wakes the Waits an XREAD's answer satisfies, or fails them all
@@ -746,11 +871,7 @@ func (sh *redisWaitShard) deliver(res []redis.XStream, err error) {
 	if err != nil {
 		err = fmt.Errorf("tasks: redis: wait for journal at %s: %w", sh.waits.addr, err)
 		for _, wt := range sh.watched {
-			for w := range wt.waiters {
-				w.err = err
-				close(w.ready)
-				delete(wt.waiters, w)
-			}
+			wt.fail(err)
 		}
 		return
 	}
@@ -767,16 +888,11 @@ func (sh *redisWaitShard) deliver(res []redis.XStream, err error) {
 		if wt == nil {
 			continue
 		}
-		seq, perr := parseSeqID(id)
-		if perr != nil {
+		seq, err := parseSeqID(id)
+		if err != nil {
 			// Not a journal this store wrote: fail its Waits rather than
 			// read it again and again.
-			perr = fmt.Errorf("tasks: redis: wait for journal at %s: %w", sh.waits.addr, perr)
-			for w := range wt.waiters {
-				w.err = perr
-				close(w.ready)
-				delete(wt.waiters, w)
-			}
+			wt.fail(fmt.Errorf("tasks: redis: wait for journal at %s: %w", sh.waits.addr, err))
 			continue
 		}
 		wt.lastSeen = max(wt.lastSeen, seq)
@@ -786,5 +902,14 @@ func (sh *redisWaitShard) deliver(res []redis.XStream, err error) {
 				delete(wt.waiters, w)
 			}
 		}
+	}
+}
+
+// fail ends the journal's Waits with err; the shard's mu is held.
+func (wt *redisWatch) fail(err error) {
+	for w := range wt.waiters {
+		w.err = err
+		close(w.ready)
+		delete(wt.waiters, w)
 	}
 }

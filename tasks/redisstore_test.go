@@ -336,39 +336,45 @@ func TestRedisPutAndAppendConflict(t *testing.T) {
 }
 
 // TestRedisManyWaiters parks thousands of Waits, several per journal, on
-// one store's few wait connections, then appends through another store:
-// every Wait is woken, through Redis.
+// one store, then appends through another store: every Wait is woken,
+// through Redis. With MaxWaitConns 2 the journals overflow the connections
+// and share the two XREADs.
 func TestRedisManyWaiters(t *testing.T) {
 	t.Parallel()
-	const journals, perJournal = 250, 8
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	prefix := newPrefix()
-	waiting := openRedis(t, tasks.RedisOptions{Prefix: prefix})
-	writer := openRedis(t, tasks.RedisOptions{Prefix: prefix})
-	key := func(i int) tasks.ThreadKey { return tasks.ThreadKey{Agent: "agent", ThreadID: fmt.Sprint("t-", i)} }
+	for _, maxConns := range []int{0, 2} {
+		t.Run(fmt.Sprint("MaxWaitConns=", maxConns), func(t *testing.T) {
+			t.Parallel()
+			const journals, perJournal = 250, 8
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+			defer cancel()
+			prefix := newPrefix()
+			waiting := openRedis(t, tasks.RedisOptions{Prefix: prefix, MaxWaitConns: maxConns})
+			writer := openRedis(t, tasks.RedisOptions{Prefix: prefix})
+			key := func(i int) tasks.ThreadKey { return tasks.ThreadKey{Agent: "agent", ThreadID: fmt.Sprint("t-", i)} }
 
-	var wg sync.WaitGroup
-	errs := make(chan error, journals*perJournal)
-	for i := range journals {
-		for range perJournal {
-			wg.Go(func() {
-				if err := waiting.Wait(ctx, key(i), 0); err != nil {
-					errs <- fmt.Errorf("Wait(%v): %w", key(i), err)
+			var wg sync.WaitGroup
+			errs := make(chan error, journals*perJournal)
+			for i := range journals {
+				for range perJournal {
+					wg.Go(func() {
+						if err := waiting.Wait(ctx, key(i), 0); err != nil {
+							errs <- fmt.Errorf("Wait(%v): %w", key(i), err)
+						}
+					})
 				}
-			})
-		}
-	}
-	waitParked(t, waiting, journals*perJournal)
-	for i := range journals {
-		if _, err := writer.Append(ctx, key(i), tasks.Entry{RunID: "run-1", Event: []byte(`{}`)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
+			}
+			waitParked(t, waiting, journals*perJournal)
+			for i := range journals {
+				if _, err := writer.Append(ctx, key(i), tasks.Entry{RunID: "run-1", Event: []byte(`{}`)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+		})
 	}
 }
 
