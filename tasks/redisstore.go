@@ -21,7 +21,9 @@ import (
 // RedisStore is the shared backend: any number of bridge processes open
 // the same Redis (6.2 or later) and see one set of threads, interrupts and
 // journals. Every write that must be atomic is one Lua script, which Redis
-// runs without interleaving any other command.
+// runs without interleaving any other command. Durability is the server's:
+// a Redis without appendonly (AOF) loses the writes since its last
+// snapshot when it crashes, where the embedded store loses nothing.
 //
 // Keys, for a key prefix P (RedisOptions.Prefix) and a thread whose tag is
 // T = "{" + agent + "\x00" + base64url(threadID) + "}":
