@@ -17,7 +17,7 @@ BENCH_CHUNKS      ?= 500
 BENCH_CONCURRENCY ?= 10
 BENCH_FLAGS       ?=
 
-.PHONY: test check gotest loadtest conformance conformance-deps browsertest browsertest-deps fuzz bench demo build
+.PHONY: test check gotest redis loadtest conformance conformance-deps browsertest browsertest-deps fuzz bench demo build
 
 test: check gotest loadtest conformance browsertest
 
@@ -32,7 +32,17 @@ check:
 	@echo "== staticcheck"
 	$(GO) run $(STATICCHECK) ./...
 
-gotest:
+# The Redis store's tests start their own redis-server (no persistence, a
+# free loopback port), so only the binary is needed here.
+redis:
+	@command -v redis-server >/dev/null || { \
+		echo "== installing redis-server (the Redis store's tests start one)"; \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq redis-server >/dev/null; \
+	}
+
+gotest: redis
 	@echo "== go test -race"
 	$(GO) test -race -count=1 ./...
 

@@ -14,5 +14,9 @@
 //
 // The Store interface is shaped for durable and shared backends: thread
 // records carry versions for optimistic concurrency, and journals are
-// append-only with gap-free sequence numbers that can be tailed.
+// append-only with gap-free sequence numbers that can be tailed. Three
+// backends implement it: MemoryStore (tests), BoltStore (one file, one
+// process) and RedisStore, which many bridge processes share: its Wait
+// wakes for entries any of them appends. Their doc comments give the
+// storage layout.
 package tasks

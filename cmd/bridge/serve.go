@@ -136,7 +136,7 @@ func (t threads) Poll(ctx context.Context, agent, threadID string, after int64, 
 // finishes them into the journal — WebSockets close with 1001, then the
 // store closes.
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening func(net.Addr)) error {
-	store, err := openStore(cfg.Store)
+	store, err := openStore(ctx, cfg.Store)
 	if err != nil {
 		return err
 	}
@@ -235,7 +235,11 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	return func() { _ = srv.Close() }, nil
 }
 
-func openStore(c config.Store) (tasks.Store, error) {
+// redisOpenTimeout bounds connecting to Redis at start: an unreachable
+// server fails the start with a clear error instead of hanging it.
+const redisOpenTimeout = 10 * time.Second
+
+func openStore(ctx context.Context, c config.Store) (tasks.Store, error) {
 	switch c.Kind {
 	case config.StoreMemory:
 		return tasks.NewMemoryStore(), nil
@@ -245,7 +249,15 @@ func openStore(c config.Store) (tasks.Store, error) {
 			return nil, fmt.Errorf("store: %w", err)
 		}
 		return s, nil
+	case config.StoreRedis:
+		ctx, cancel := context.WithTimeout(ctx, redisOpenTimeout)
+		defer cancel()
+		s, err := tasks.OpenRedisStore(ctx, c.URL, tasks.RedisOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("store: %w (is Redis running, and is store.url right?)", err)
+		}
+		return s, nil
 	default:
-		return nil, fmt.Errorf("store.kind %q is not supported by this build yet; use embedded or memory", c.Kind)
+		return nil, fmt.Errorf("store.kind %q is not supported by this build; use embedded, memory or redis", c.Kind)
 	}
 }
