@@ -17,9 +17,13 @@ BENCH_CHUNKS      ?= 500
 BENCH_CONCURRENCY ?= 10
 BENCH_FLAGS       ?=
 
-.PHONY: test check gotest redis loadtest conformance conformance-deps browsertest browsertest-deps fuzz bench demo build
+SOAK_CONCURRENCY  ?= 1000
+SOAK_DURATION     ?= 10m
+SOAK_FLAGS        ?=
 
-test: check gotest loadtest conformance browsertest
+.PHONY: test check gotest redis loadtest fuzz-short conformance conformance-deps browsertest browsertest-deps fuzz soak bench demo build
+
+test: check gotest loadtest fuzz-short conformance browsertest
 
 build:
 	$(GO) build -o bridge ./cmd/bridge
@@ -89,6 +93,12 @@ browsertest: browsertest-deps
 		echo "SKIPPED: browser tests: no Chromium at $(CHROMIUM) and apt-get could not install it"; \
 	fi
 
+# A few seconds of fuzzing per target in every test run, beyond the seed
+# corpora go test replays; `make fuzz` goes longer.
+fuzz-short:
+	@echo "== short fuzz runs of every target"
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=3s
+
 # Longer fuzzing of every decoder of untrusted input and of the translator.
 fuzz:
 	@for spec in $$($(GO) test -list 'Fuzz.*' ./... | awk '/^Fuzz/{n++; f[n]=$$1} /^ok/{for(i=1;i<=n;i++) print $$2":"f[i]; n=0}'); do \
@@ -103,6 +113,13 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./agui/ ./mapping/ ./tasks/
 	$(GO) run ./cmd/bridge-bench -runs $(BENCH_RUNS) -chunks $(BENCH_CHUNKS) -concurrency $(BENCH_CONCURRENCY) $(BENCH_FLAGS)
+
+# The soak (cmd/bridge-soak): many concurrent runs of every kind through a
+# real bridge in front of the demo agents, every event checked, then the
+# bridge's goroutines and heap compared with its baseline. Not in make test
+# (ten minutes); figures in BENCHMARKS.md.
+soak:
+	$(GO) run ./cmd/bridge-soak -concurrency $(SOAK_CONCURRENCY) -duration $(SOAK_DURATION) $(SOAK_FLAGS)
 
 demo:
 	$(GO) run ./cmd/bridge demo

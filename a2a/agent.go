@@ -1,6 +1,7 @@
 package a2a
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 )
 
@@ -40,6 +43,15 @@ type Options struct {
 	// idle timeouts and no overall Timeout (P2); deadlines come from contexts.
 	// A Timeout set here is kept, and will cut streams longer than it.
 	HTTPClient *http.Client
+	// Tracer, when set, gives every call (and the card fetch) a client
+	// span, a child of the span in the call's context. Default: no spans.
+	Tracer trace.Tracer
+	// Propagator, when set, sends the call's trace context to the agent
+	// (W3C traceparent: HTTP headers for JSON-RPC and HTTP+JSON, gRPC
+	// metadata). Default: none sent.
+	Propagator propagation.TextMapPropagator
+	// Observer is told how every call ended. Default: nobody.
+	Observer Observer
 }
 
 // Binding is the card interface the client chose.
@@ -57,6 +69,8 @@ type Agent struct {
 	binding   Binding
 	client    *a2aclient.Client
 	transport *http.Transport // ours, closed by Close; nil when the caller gave a client
+	tracer    trace.Tracer    // nil: no spans
+	obs       Observer        // nil: nobody
 }
 
 // Dial fetches and parses the agent card, then builds a client on the best
@@ -71,22 +85,25 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 		return nil, &Error{Agent: o.Name, Op: "dial", Kind: ErrInvalidOptions, Err: errors.New("URL or CardURL is required")}
 	}
 
-	a := &Agent{name: o.Name}
+	a := &Agent{name: o.Name, tracer: o.Tracer, obs: o.Observer}
 	hc := o.HTTPClient
 	if hc == nil {
 		a.transport = newHTTPTransport()
 		hc = &http.Client{Transport: a.transport}
 	}
 
-	card, err := fetchCard(ctx, hc, o)
+	cardCtx, end := startCall(ctx, o.Tracer, o.Observer, o.Name, opCard, Binding{URL: cmp.Or(o.CardURL, o.URL)})
+	card, err := fetchCard(cardCtx, hc, o)
 	if err != nil {
 		a.closeIdle()
-		e := &Error{Agent: o.Name, Op: "card", Kind: ErrCardUnavailable, Err: err}
+		e := &Error{Agent: o.Name, Op: opCard, Kind: ErrCardUnavailable, Err: err}
 		if k := kindOf(ctx.Err(), err); k != nil {
 			e.Err = fmt.Errorf("%w: %w", k, err)
 		}
+		end(e)
 		return nil, e
 	}
+	end(nil)
 	if len(card.SupportedInterfaces) == 0 {
 		a.closeIdle()
 		return nil, &Error{Agent: o.Name, Op: "dial", Kind: ErrNoTransport, Err: errors.New("agent card lists no interfaces")}
@@ -110,6 +127,13 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 	restClient := withFixup(hc, modeREST)
 	v03 := a2av0.NewJSONRPCTransportFactory(a2av0.JSONRPCTransportConfig{Client: jsonrpcClient})
 
+	interceptors := []a2aclient.CallInterceptor{
+		// A copy, so a caller changing its map later cannot race our calls.
+		&headerInterceptor{headers: maps.Clone(o.Headers)},
+	}
+	if o.Propagator != nil {
+		interceptors = append(interceptors, &traceInterceptor{prop: o.Propagator})
+	}
 	factory := a2aclient.NewFactory(
 		// Defaults off: the SDK defaults would use its own HTTP client with
 		// the 3-minute timeout (P2).
@@ -137,8 +161,7 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 		// speaks v1 paths and JSON (P10), so it is deliberately not
 		// registered.
 		a2aclient.WithCompatTransport(a2av0.Version, a2asdk.TransportProtocolJSONRPC, record(v03.Create)),
-		// A copy, so a caller changing its map later cannot race our calls.
-		a2aclient.WithCallInterceptors(&headerInterceptor{headers: maps.Clone(o.Headers)}),
+		a2aclient.WithCallInterceptors(interceptors...),
 	)
 	client, err := factory.CreateFromCard(ctx, card)
 	if err != nil {
@@ -236,15 +259,20 @@ func (a *Agent) SendStreaming(ctx context.Context, msg *Message) iter.Seq2[Event
 			yield(nil, &Error{Agent: a.name, Op: op, Kind: ErrInvalidOptions, Err: errors.New("nil message")})
 			return
 		}
+		ctx, end := a.startCall(ctx, op)
 		for ev, err := range a.client.SendStreamingMessage(ctx, &a2asdk.SendMessageRequest{Message: msg}) {
 			if err != nil {
-				yield(nil, a.wrap(ctx, op, err))
+				err = a.wrap(ctx, op, err)
+				end(err)
+				yield(nil, err)
 				return
 			}
 			if !yield(ev, nil) {
+				end(nil)
 				return
 			}
 		}
+		end(nil)
 	}
 }
 
@@ -262,19 +290,28 @@ func (a *Agent) Send(ctx context.Context, msg *Message, returnImmediately bool) 
 		// itself so that the legacy blocking=true default holds.
 		req.Config = &a2asdk.SendMessageConfig{ReturnImmediately: true}
 	}
+	ctx, end := a.startCall(ctx, op)
 	res, err := a.client.SendMessage(ctx, req)
 	if err != nil {
-		return nil, a.wrap(ctx, op, err)
+		err = a.wrap(ctx, op, err)
+		end(err)
+		return nil, err
 	}
+	end(nil)
 	return res, nil
 }
 
 // GetTask fetches the task's current state.
 func (a *Agent) GetTask(ctx context.Context, id TaskID) (*Task, error) {
+	const op = "GetTask"
+	ctx, end := a.startCall(ctx, op)
 	t, err := a.client.GetTask(ctx, &a2asdk.GetTaskRequest{ID: id})
 	if err != nil {
-		return nil, a.wrap(ctx, "GetTask", err)
+		err = a.wrap(ctx, op, err)
+		end(err)
+		return nil, err
 	}
+	end(nil)
 	return t, nil
 }
 
@@ -282,10 +319,15 @@ func (a *Agent) GetTask(ctx context.Context, id TaskID) (*Task, error) {
 // Repeating it on a canceled task returns the task; on another terminal task
 // the error is ErrTaskNotCancelable.
 func (a *Agent) CancelTask(ctx context.Context, id TaskID) (*Task, error) {
+	const op = "CancelTask"
+	ctx, end := a.startCall(ctx, op)
 	t, err := a.client.CancelTask(ctx, &a2asdk.CancelTaskRequest{ID: id})
 	if err != nil {
-		return nil, a.wrap(ctx, "CancelTask", err)
+		err = a.wrap(ctx, op, err)
+		end(err)
+		return nil, err
 	}
+	end(nil)
 	return t, nil
 }
 
@@ -294,16 +336,22 @@ func (a *Agent) CancelTask(ctx context.Context, id TaskID) (*Task, error) {
 // ErrTaskNotFound for a task without a live execution, including
 // input-required ones. Use GetTask for state.
 func (a *Agent) Subscribe(ctx context.Context, id TaskID) iter.Seq2[Event, error] {
+	const op = "SubscribeToTask"
 	return func(yield func(Event, error) bool) {
+		ctx, end := a.startCall(ctx, op)
 		for ev, err := range a.client.SubscribeToTask(ctx, &a2asdk.SubscribeToTaskRequest{ID: id}) {
 			if err != nil {
-				yield(nil, a.wrap(ctx, "SubscribeToTask", err))
+				err = a.wrap(ctx, op, err)
+				end(err)
+				yield(nil, err)
 				return
 			}
 			if !yield(ev, nil) {
+				end(nil)
 				return
 			}
 		}
+		end(nil)
 	}
 }
 

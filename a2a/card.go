@@ -13,6 +13,7 @@ import (
 	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // compatParser understands v1.0 cards, v0.3 cards (url, preferredTransport,
@@ -159,6 +160,13 @@ func fetchCard(ctx context.Context, hc *http.Client, o Options) (*AgentCard, err
 		opts = append(opts, agentcard.WithRequestHeader(k, v))
 	}
 	opts = append(opts, agentcard.WithRequestHeader(a2asdk.SvcParamVersion, version))
+	if o.Propagator != nil {
+		carrier := propagation.MapCarrier{}
+		o.Propagator.Inject(ctx, carrier)
+		for k, v := range carrier {
+			opts = append(opts, agentcard.WithRequestHeader(k, v))
+		}
+	}
 	base := o.URL
 	if o.CardURL != "" {
 		// Resolve joins a path onto the base; an empty path keeps the

@@ -49,6 +49,15 @@
 // request is at fault (or the task state forbids it), 502/503/504 when the
 // agent or the bridge-to-agent link is.
 //
+// # Observability
+//
+// With Options.Tracer every call (and Dial's card fetch) is a client span,
+// a child of the span in the call's context; with Options.Propagator the
+// call carries its W3C trace context to the agent through a call
+// interceptor, as service parameters every binding sends (HTTP headers,
+// gRPC metadata). Options.Observer hears how each call ended, as the
+// stable code of the table above.
+//
 // # Concurrency
 //
 // An *Agent is safe for concurrent use; each stream belongs to the goroutine

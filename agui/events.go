@@ -332,6 +332,12 @@ type SubagentStarted struct {
 	ParentMessageID     string `json:"parentMessageId,omitempty"`
 }
 
+// Outcome types of SUBAGENT_FINISHED.
+const (
+	SubagentOutcomeSuccess   = "success"
+	SubagentOutcomeSuspended = "suspended"
+)
+
 // SubagentOutcome says how a sub-agent invocation ended.
 type SubagentOutcome struct {
 	Type         string   `json:"type"`

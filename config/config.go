@@ -31,6 +31,27 @@ const (
 	DefaultPollInitial       = Duration(250 * time.Millisecond)
 	DefaultPollMax           = Duration(5 * time.Second)
 	DefaultStatusText        = StatusTextMessage
+	DefaultLogFormat         = LogText
+	DefaultLogLevel          = LogInfo
+	DefaultTracingExporter   = TracingNone
+	DefaultSampleRatio       = 1.0
+)
+
+// Log formats (Log.Format) and levels (Log.Level).
+const (
+	LogText  = "text"
+	LogJSON  = "json"
+	LogDebug = "debug"
+	LogInfo  = "info"
+	LogWarn  = "warn"
+	LogError = "error"
+)
+
+// Trace exporters (Tracing.Exporter).
+const (
+	TracingNone     = "none"
+	TracingOTLPHTTP = "otlp-http"
+	TracingOTLPGRPC = "otlp-grpc"
 )
 
 // Store kinds (Store.Kind).
@@ -70,6 +91,74 @@ type Config struct {
 
 	// Agents are the remote A2A agents; each becomes /agents/{name}. At least one is required.
 	Agents []Agent `yaml:"agents"`
+
+	// Teams put several agents behind one endpoint, /agents/{name}, every
+	// event attributed to the member that produced it. Optional.
+	Teams []Team `yaml:"teams"`
+
+	// Log sets the format and level of the bridge's logs (on stderr).
+	Log Log `yaml:"log"`
+
+	// Tracing exports OpenTelemetry traces of runs and A2A calls. Off by default.
+	Tracing Tracing `yaml:"tracing"`
+}
+
+// Team strategies (Team.Strategy).
+const (
+	StrategyRouter     = "router"
+	StrategyParallel   = "parallel"
+	StrategySequential = "sequential"
+)
+
+// Team is several agents answering as one.
+type Team struct {
+	// Name identifies the team in routes (/agents/{name}), like an agent's:
+	// required, unique among agents and teams, ^[a-z0-9][a-z0-9_-]{0,62}$.
+	Name string `yaml:"name"`
+
+	// Description is shown in GET /agents. Optional.
+	Description string `yaml:"description"`
+
+	// Strategy says how a user turn reaches the members: "router" (one
+	// member per run: forwardedProps.agent, else the best match of the text
+	// against the members' skills), "parallel" (every member at once) or
+	// "sequential" (a pipeline: each member's answer is the next member's
+	// input). Required.
+	Strategy string `yaml:"strategy"`
+
+	// Members are names from agents: (not teams), each at most once.
+	// Required: at least one.
+	Members []string `yaml:"members"`
+}
+
+// Log configures the bridge's logs.
+type Log struct {
+	// Format is "text" (default: key=value lines, for people) or "json" (one
+	// object per line, for log pipelines).
+	Format string `yaml:"format"`
+
+	// Level is the least severe level written: "debug", "info" (default),
+	// "warn" or "error".
+	Level string `yaml:"level"`
+}
+
+// Tracing configures OpenTelemetry tracing: a span per run and per A2A call,
+// and the W3C trace context (traceparent) read from run requests and sent to
+// agents.
+type Tracing struct {
+	// Exporter is "none" (default: no spans, no traceparent read or sent),
+	// "otlp-http" or "otlp-grpc".
+	Exporter string `yaml:"exporter"`
+
+	// Endpoint is the OTLP collector's http(s) URL (http:// is plaintext); for
+	// otlp-http a URL without a path gets /v1/traces. Default "": the
+	// OTEL_EXPORTER_OTLP_(TRACES_)ENDPOINT variables, else localhost:4318
+	// (HTTP) or localhost:4317 (gRPC). Only with an exporter.
+	Endpoint string `yaml:"endpoint"`
+
+	// SampleRatio is the share of new traces recorded, from 0 to 1. Default 1.
+	// A request that carries a traceparent keeps its caller's sampling decision.
+	SampleRatio float64 `yaml:"sampleRatio"`
 }
 
 // Store selects the thread/journal store backend.
@@ -233,6 +322,8 @@ func Default() *Config {
 			WSPingInterval:    DefaultWSPingInterval,
 			WSReadLimit:       DefaultWSReadLimit,
 		},
+		Log:     Log{Format: DefaultLogFormat, Level: DefaultLogLevel},
+		Tracing: Tracing{Exporter: DefaultTracingExporter, SampleRatio: DefaultSampleRatio},
 	}
 }
 
@@ -284,6 +375,16 @@ func (c *Config) ApplyDefaults() {
 	}
 	for i := range c.Agents {
 		c.Agents[i].applyDefaults()
+	}
+	setString(&c.Log.Format, d.Log.Format)
+	setString(&c.Log.Level, d.Log.Level)
+	if c.Tracing.Exporter == "" {
+		// A zero ratio is a legitimate choice (only callers' sampled
+		// traces), so it is defaulted only with the whole section unset.
+		c.Tracing.Exporter = d.Tracing.Exporter
+		if c.Tracing.SampleRatio == 0 {
+			c.Tracing.SampleRatio = d.Tracing.SampleRatio
+		}
 	}
 }
 

@@ -220,6 +220,18 @@ func (s *schema) walk(n *yaml.Node, t reflect.Type, path string) {
 				s.add(path, n.Line, "must be an integer (got %q)", n.Value)
 			}
 		}
+	case t.Kind() == reflect.Float64:
+		if !s.scalar(n, t, path) {
+			return
+		}
+		var v float64
+		if n.Decode(&v) != nil {
+			if s.fromEnv[n] {
+				s.add(path, n.Line, "must be a number (the value from the environment is not)")
+			} else {
+				s.add(path, n.Line, "must be a number (got %q)", n.Value)
+			}
+		}
 	case t.Kind() == reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
 			s.add(path, n.Line, "must be a list, not %s", describe(n))
@@ -256,7 +268,7 @@ func (s *schema) mapping(n *yaml.Node, t reflect.Type, path string) {
 	if n.Kind != yaml.MappingNode {
 		what := "a mapping of keys"
 		if path == "" {
-			what = "a mapping of top-level keys (listen, store, server, agents)"
+			what = "a mapping of top-level keys (listen, store, server, agents, log, tracing)"
 		}
 		s.add(path, n.Line, "must be %s, not %s", what, describe(n))
 		return
@@ -307,6 +319,8 @@ func (s *schema) scalar(n *yaml.Node, t reflect.Type, path string) bool {
 			want = "a duration such as 30s"
 		case t.Kind() == reflect.Int64:
 			want = "an integer"
+		case t.Kind() == reflect.Float64:
+			want = "a number"
 		}
 		s.add(path, n.Line, "must be %s, not %s", want, describe(n))
 		return false

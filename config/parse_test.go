@@ -50,6 +50,11 @@ agents:
     stateKey: travelState
   - name: weather
     url: https://weather.example.com
+log: {format: json, level: debug}
+tracing:
+  exporter: otlp-grpc
+  endpoint: http://otel-collector:4317
+  sampleRatio: 0.25
 `
 
 func TestParseFull(t *testing.T) {
@@ -89,6 +94,8 @@ func TestParseFull(t *testing.T) {
 			InterruptTTL: Duration(24 * time.Hour),
 			StateKey:     "travelState",
 		}, weather},
+		Log:     Log{Format: LogJSON, Level: LogDebug},
+		Tracing: Tracing{Exporter: TracingOTLPGRPC, Endpoint: "http://otel-collector:4317", SampleRatio: 0.25},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Parse (-want +got):\n%s", diff)
@@ -275,6 +282,16 @@ func TestParseSchemaErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "observability shapes",
+			yaml: "log: json\ntracing: {sampleRatio: half, exporter: [otlp-http], endpont: http://c}\nagents: [{name: a, url: 'http://a'}]",
+			want: []string{
+				"log: must be a mapping of keys, not a scalar (line 1)",
+				`tracing.sampleRatio: must be a number (got "half") (line 2)`,
+				"tracing.exporter: must be a string, not a list (line 2)",
+				"tracing.endpont: unknown key (line 2)",
+			},
+		},
+		{
 			name: "headers",
 			yaml: "agents: [{name: a, url: 'http://a', headers: [x], transports: JSONRPC}]",
 			want: []string{"agents[0].headers: must be a mapping, not a list (line 1)", "agents[0].transports: must be a list, not a scalar (line 1)"},
@@ -292,7 +309,7 @@ func TestParseSchemaErrors(t *testing.T) {
 		{
 			name: "not a mapping",
 			yaml: "- a\n- b",
-			want: []string{"(document): must be a mapping of top-level keys (listen, store, server, agents), not a list (line 1)"},
+			want: []string{"(document): must be a mapping of top-level keys (listen, store, server, agents, log, tracing), not a list (line 1)"},
 		},
 		{
 			name: "unknown key in merged anchor",
@@ -476,5 +493,39 @@ func TestReferenceExamples(t *testing.T) {
 		if _, err := Parse([]byte(example), anyVar); err != nil {
 			t.Errorf("example %d: %v\n%s", i, err, example)
 		}
+	}
+}
+
+// Observability keys: defaults when absent, an explicit 0 ratio kept, a
+// ratio from the environment read as a number.
+func TestParseObservability(t *testing.T) {
+	t.Parallel()
+	const agents = "\nagents: [{name: a, url: 'http://a'}]"
+	tests := []struct {
+		yaml string
+		env  map[string]string
+		log  Log
+		tr   Tracing
+	}{
+		{"listen: ':1'", nil, Log{LogText, LogInfo}, Tracing{Exporter: TracingNone, SampleRatio: 1}},
+		{"tracing: {exporter: otlp-http, sampleRatio: 0}", nil, Log{LogText, LogInfo}, Tracing{Exporter: TracingOTLPHTTP}},
+		{"tracing:\n  exporter: otlp-http\n  sampleRatio: ${RATIO}\nlog: {level: warn}", map[string]string{"RATIO": "0.5"},
+			Log{LogText, LogWarn}, Tracing{Exporter: TracingOTLPHTTP, SampleRatio: 0.5}},
+	}
+	for _, tt := range tests {
+		c, err := Parse([]byte(tt.yaml+agents), env(tt.env))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.yaml, err)
+		}
+		if diff := cmp.Diff(tt.log, c.Log); diff != "" {
+			t.Errorf("%s: log (-want +got):\n%s", tt.yaml, diff)
+		}
+		if diff := cmp.Diff(tt.tr, c.Tracing); diff != "" {
+			t.Errorf("%s: tracing (-want +got):\n%s", tt.yaml, diff)
+		}
+	}
+	_, err := Parse([]byte("tracing:\n  sampleRatio: ${RATIO}"+agents), env(map[string]string{"RATIO": "most"}))
+	if err == nil || !strings.Contains(err.Error(), "tracing.sampleRatio: must be a number (the value from the environment is not)") {
+		t.Errorf("a non-numeric ratio from the environment: %v", err)
 	}
 }

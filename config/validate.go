@@ -89,6 +89,8 @@ func (c *Config) Validate() error {
 	}
 	c.Store.validate(&ps)
 	c.Server.validate(&ps)
+	c.Log.validate(&ps)
+	c.Tracing.validate(&ps)
 
 	if len(c.Agents) == 0 {
 		ps.add("agents", "at least one agent is required")
@@ -107,7 +109,53 @@ func (c *Config) Validate() error {
 			first[a.Name] = i
 		}
 	}
+	teams := map[string]int{}
+	for i := range c.Teams {
+		t := &c.Teams[i]
+		path := fmt.Sprintf("teams[%d]", i)
+		t.validate(&ps, path, first)
+		if t.Name == "" {
+			continue
+		}
+		if j, dup := first[t.Name]; dup {
+			ps.add(path+".name", "%q is already an agent's name (agents[%d].name): teams and agents share /agents/{name}", t.Name, j)
+		} else if j, dup := teams[t.Name]; dup {
+			ps.add(path+".name", "duplicate team name %q (also teams[%d].name)", t.Name, j)
+		} else {
+			teams[t.Name] = i
+		}
+	}
 	return ps.err()
+}
+
+func (t *Team) validate(ps *problems, path string, agents map[string]int) {
+	switch {
+	case t.Name == "":
+		ps.add(path+".name", "required")
+	case !nameRE.MatchString(t.Name):
+		ps.add(path+".name", "must match %s: lowercase letters, digits, - and _, at most 63 characters (got %q)", nameRE, t.Name)
+	}
+	switch t.Strategy {
+	case StrategyRouter, StrategyParallel, StrategySequential:
+	case "":
+		ps.add(path+".strategy", "required: router, parallel or sequential")
+	default:
+		ps.add(path+".strategy", "must be router, parallel or sequential (got %q)", t.Strategy)
+	}
+	if len(t.Members) == 0 {
+		ps.add(path+".members", "at least one member is required")
+	}
+	seen := map[string]int{}
+	for i, m := range t.Members {
+		mp := fmt.Sprintf("%s.members[%d]", path, i)
+		if _, ok := agents[m]; !ok {
+			ps.add(mp, "%q is not one of agents: (a team's members are agents, not teams)", m)
+		}
+		if j, dup := seen[m]; dup {
+			ps.add(mp, "%q is already %s.members[%d]", m, path, j)
+		}
+		seen[m] = i
+	}
 }
 
 func (s *Store) validate(ps *problems) {
@@ -173,6 +221,39 @@ func (s *Server) validate(ps *problems) {
 			ps.add(fmt.Sprintf("server.corsOrigins[%d]", i),
 				`must be "*" or an origin: scheme://host[:port] with no path, as in https://app.example.com (got %q)`, o)
 		}
+	}
+}
+
+func (l *Log) validate(ps *problems) {
+	switch l.Format {
+	case LogText, LogJSON:
+	default:
+		ps.add("log.format", "must be one of text, json (got %q)", l.Format)
+	}
+	switch l.Level {
+	case LogDebug, LogInfo, LogWarn, LogError:
+	default:
+		ps.add("log.level", "must be one of debug, info, warn, error (got %q)", l.Level)
+	}
+}
+
+func (t *Tracing) validate(ps *problems) {
+	switch t.Exporter {
+	case TracingNone:
+		if t.Endpoint != "" {
+			// Most likely the exporter was forgotten: say so rather than
+			// silently export nothing.
+			ps.add("tracing.endpoint", "only used with exporter otlp-http or otlp-grpc (exporter is none)")
+		}
+	case TracingOTLPHTTP, TracingOTLPGRPC:
+		if t.Endpoint != "" && !httpURL(t.Endpoint) {
+			ps.add("tracing.endpoint", "must be an http(s) URL such as http://otel-collector:4318%s", got(t.Endpoint))
+		}
+	default:
+		ps.add("tracing.exporter", "must be one of none, otlp-http, otlp-grpc (got %q)", t.Exporter)
+	}
+	if !(t.SampleRatio >= 0 && t.SampleRatio <= 1) { // also NaN
+		ps.add("tracing.sampleRatio", "must be between 0 and 1 (got %v)", t.SampleRatio)
 	}
 }
 

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,27 @@ func TestValidate(t *testing.T) {
 		want   []want
 	}{
 		{"valid", func(c *Config) {}, nil},
+		{"team", func(c *Config) {
+			c.Teams = []Team{{Name: "concierge", Strategy: StrategyParallel, Members: []string{"travel", "weather_2"}}}
+		}, nil},
+		{"team problems", func(c *Config) {
+			c.Teams = []Team{
+				{Name: "travel", Strategy: "round-robin", Members: []string{"travel", "nobody", "travel"}},
+				{Name: "Desk", Members: nil},
+				{Name: "a", Strategy: StrategyRouter, Members: []string{"travel"}},
+				{Name: "a", Strategy: StrategySequential, Members: []string{"a"}},
+			}
+		}, []want{
+			{"teams[0].strategy", "must be router, parallel or sequential"},
+			{"teams[0].members[1]", `"nobody" is not one of agents`},
+			{"teams[0].members[2]", "is already teams[0].members[0]"},
+			{"teams[0].name", "already an agent's name"},
+			{"teams[1].name", "must match"},
+			{"teams[1].strategy", "required"},
+			{"teams[1].members", "at least one member"},
+			{"teams[3].members[0]", `"a" is not one of agents`},
+			{"teams[3].name", `duplicate team name "a"`},
+		}},
 		{"listen empty", func(c *Config) { c.Listen = "" }, []want{{"listen", "required"}}},
 		{"listen no port", func(c *Config) { c.Listen = "localhost" }, []want{{"listen", "must be host:port"}}},
 		{"listen bad port", func(c *Config) { c.Listen = "localhost:http" }, []want{{"listen", "numeric port"}}},
@@ -118,6 +140,29 @@ func TestValidate(t *testing.T) {
 		}, nil},
 		{"interruptTTL negative", func(c *Config) { c.Agents[1].InterruptTTL = Duration(-time.Minute) }, []want{{"agents[1].interruptTTL", "must not be negative"}}},
 		{"interruptTTL set", func(c *Config) { c.Agents[1].InterruptTTL = Duration(time.Hour) }, nil},
+		{"log json debug", func(c *Config) { c.Log = Log{Format: LogJSON, Level: LogDebug} }, nil},
+		{"log format and level", func(c *Config) { c.Log = Log{Format: "xml", Level: "verbose"} }, []want{
+			{"log.format", "must be one of text, json"},
+			{"log.level", "must be one of debug, info, warn, error"},
+		}},
+		{"log empty", func(c *Config) { c.Log = Log{} }, []want{{"log.format", "must be one of"}, {"log.level", "must be one of"}}},
+		{"tracing otlp-http", func(c *Config) {
+			c.Tracing = Tracing{Exporter: TracingOTLPHTTP, Endpoint: "https://collector.example.com:4318/v1/traces", SampleRatio: 0.1}
+		}, nil},
+		{"tracing otlp-grpc default endpoint, ratio 0", func(c *Config) { c.Tracing = Tracing{Exporter: TracingOTLPGRPC} }, nil},
+		{"tracing exporter", func(c *Config) { c.Tracing.Exporter = "jaeger" }, []want{{"tracing.exporter", "must be one of none, otlp-http, otlp-grpc"}}},
+		{"tracing endpoint without exporter", func(c *Config) { c.Tracing.Endpoint = "http://collector:4318" },
+			[]want{{"tracing.endpoint", "only used with exporter otlp-http or otlp-grpc"}}},
+		{"tracing endpoint not a URL", func(c *Config) {
+			c.Tracing = Tracing{Exporter: TracingOTLPGRPC, Endpoint: "collector:4317", SampleRatio: 1}
+		},
+			[]want{{"tracing.endpoint", "must be an http(s) URL"}}},
+		{"tracing endpoint password redacted", func(c *Config) {
+			c.Tracing = Tracing{Exporter: TracingOTLPHTTP, Endpoint: "ftp://u:secret@collector", SampleRatio: 1}
+		}, []want{{"tracing.endpoint", `(got "ftp://u:xxxxx@collector")`}}},
+		{"sampleRatio above 1", func(c *Config) { c.Tracing.SampleRatio = 1.5 }, []want{{"tracing.sampleRatio", "must be between 0 and 1 (got 1.5)"}}},
+		{"sampleRatio negative", func(c *Config) { c.Tracing.SampleRatio = -0.1 }, []want{{"tracing.sampleRatio", "must be between 0 and 1"}}},
+		{"sampleRatio NaN", func(c *Config) { c.Tracing.SampleRatio = math.NaN() }, []want{{"tracing.sampleRatio", "must be between 0 and 1 (got NaN)"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -193,6 +193,132 @@ const signinExpect = { interrupt: true, reason: AUTH_REASON, question: SIGNIN_Q,
 const signinResume = (when) => ({ payload: { signedIn: true }, answer: SIGNIN_A, authorize: { when } });
 const INTERRUPT_FAILS_36_OK = { ...INTERRUPT_FAILS, '0.0.36': true };
 
+// Teams (lib/teams.mjs): a fake team "duo" of members alpha and beta that
+// streams as the bridge does — 1.0: SUBAGENT_STARTED … SUBAGENT_FINISHED/ERROR
+// per member, every member event tagged with its subagentRunId, the lanes
+// interleaved; older clients: no tags, the member's name on
+// TEXT_MESSAGE_START and in metadata, one member after the other, a failing
+// member as CUSTOM a2a.member_error — and keeps a journal per thread that
+// GET /<case>/threads/<id>/events replays (the harness reads it again).
+const sid = (b, m) => `sa-${m}-${b.runId}`;
+const mtext = (m, id, content) => [
+  { type: 'TEXT_MESSAGE_START', messageId: id, role: 'assistant', name: m, metadata: { 'a2a-bridge': { member: m } } },
+  { type: 'TEXT_MESSAGE_CONTENT', messageId: id, delta: content },
+  { type: 'TEXT_MESSAGE_END', messageId: id },
+];
+const view = (m, task, extra = {}) => ({ agent: m, contextId: `ctx-${m}`, task, ...extra });
+/**
+ * teamRun is one run of a team: members = {name: {events, view, error?, interrupt?}}
+ * (events untagged; error: the code of a member that failed; interrupt: its
+ * interrupt, id "<member>:…"). mutate(events, b, v1) makes a variant.
+ */
+function teamRun(b, members, { route, strategy = 'parallel', snapshotMessages, mutate = (x) => x } = {}) {
+  const v1 = b.protocolVersion === '1.0';
+  const views = Object.fromEntries(Object.entries(members).map(([m, x]) => [m, x.view]));
+  const out = [start(b), snap({ a2a: { team: 'duo', strategy, ...(route && { route }), members: views } })];
+  if (route) out.push({ type: 'CUSTOM', name: 'a2a.route', value: route });
+  const interrupts = Object.entries(members)
+    .filter(([, x]) => x.interrupt)
+    .map(([m, x]) => ({ ...x.interrupt, ...(v1 && { subagentRunId: sid(b, m) }) }));
+  if (v1) {
+    const lanes = Object.entries(members).map(([m, x]) => {
+      const tag = { subagentRunId: sid(b, m) };
+      const end = x.error
+        ? { type: 'SUBAGENT_ERROR', message: `agent "${m}" is down`, code: x.error, ...tag }
+        : { type: 'SUBAGENT_FINISHED', outcome: x.interrupt ? { type: 'suspended', interruptIds: [x.interrupt.id] } : { type: 'success' }, ...tag };
+      return [{ type: 'SUBAGENT_STARTED', name: m, ...tag }, ...x.events.map((e) => ({ ...e, ...tag })), end];
+    });
+    for (let i = 0; lanes.some((l) => i < l.length); i++) for (const l of lanes) if (i < l.length) out.push(l[i]);
+  } else {
+    for (const [m, x] of Object.entries(members)) {
+      out.push(...x.events);
+      if (x.error) out.push({ type: 'CUSTOM', name: 'a2a.member_error', value: { member: m, code: x.error, message: `agent "${m}" is down` } });
+    }
+  }
+  if (snapshotMessages) out.push({ type: 'MESSAGES_SNAPSHOT', messages: snapshotMessages(b, v1) });
+  out.push(finish(b, interrupts.length > 0 ? { outcome: { type: 'interrupt', interrupts } } : {}));
+  return mutate(out, b, v1);
+}
+/** teamFake serves `run(body)` and replays each thread's journal (through `replay`, a variant). */
+function teamFake(run, { replay = (events) => events } = {}) {
+  const journals = new Map();
+  return async (req, res, sub, query, body) => {
+    const m = /^threads\/([^/]+)\/events$/.exec(sub);
+    if (req.method === 'GET' && m) {
+      if (req.headers['last-event-id'] !== '0') return res.writeHead(400).end('want Last-Event-ID: 0');
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      replay(journals.get(decodeURIComponent(m[1])) ?? []).forEach((e, i) => res.write(`id: ${i + 1}\ndata: ${JSON.stringify(e)}\n\n`));
+      return res.end();
+    }
+    if (sub !== '') return res.writeHead(404).end();
+    const b = JSON.parse(body);
+    const events = run(b);
+    journals.set(b.threadId, [...(journals.get(b.threadId) ?? []), ...events]);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    for (const e of events) res.write(`data: ${JSON.stringify(e)}\n\n`);
+    res.end();
+  };
+}
+const done = (m) => view(m, { id: `t-${m}`, state: 'completed' });
+const duo = (opts) => (b) =>
+  teamRun(
+    b,
+    {
+      alpha: { events: mtext('alpha', `m-a-${b.runId}`, 'Alpha says hi.'), view: done('alpha') },
+      beta: { events: mtext('beta', `m-b-${b.runId}`, 'Beta says hi.'), view: done('beta') },
+    },
+    opts,
+  );
+const duoTeam = { strategy: 'parallel', members: ['alpha', 'beta'], answers: { alpha: 'Alpha says hi.', beta: 'Beta says hi.' } };
+const teamScenario = (team = duoTeam) => ({ agent: 'duo', team });
+/** Applies f to the events of member m's message (by its id prefix). */
+const onMessage = (prefix, f) => (events) => events.map((e) => (String(e.messageId).startsWith(prefix) ? f(e) : e));
+const ONLY_V1_FAILS = { '1.0.0': false, '0.0.59': true, '0.0.36': true };
+const ONLY_OLDER_FAIL = { '1.0.0': true, '0.0.59': false, '0.0.36': false };
+const attributedSnapshot = (b, v1) => [
+  ...b.messages,
+  { id: `m-a-${b.runId}`, role: 'assistant', name: 'alpha', content: 'Alpha says hi.', ...(v1 && { subagentRunId: sid(b, 'alpha') }) },
+  { id: `m-b-${b.runId}`, role: 'assistant', name: 'beta', content: 'Beta says hi.', ...(v1 && { subagentRunId: sid(b, 'beta') }) },
+];
+// A member that is down: gamma fails, alpha answers.
+const downTeam = { strategy: 'parallel', members: ['alpha', 'gamma'], answers: { alpha: 'Alpha says hi.' }, failed: { gamma: 'a2a_card_unavailable' } };
+const withDown = (gamma) => (b) =>
+  teamRun(b, { alpha: { events: mtext('alpha', `m-a-${b.runId}`, 'Alpha says hi.'), view: done('alpha') }, gamma: { events: [], view: { agent: 'gamma' }, ...gamma } });
+// A router: alpha picked.
+const routed = (member) => (b) =>
+  teamRun(b, { alpha: { events: mtext('alpha', `m-a-${b.runId}`, 'Alpha says hi.'), view: done('alpha') } }, { strategy: 'router', route: { member, score: 2, reason: 'matched "hi"' } });
+const routeTeam = { strategy: 'router', members: ['alpha'], route: 'alpha', answers: { alpha: 'Alpha says hi.' } };
+// Both members interrupt; one resume answers both, each with its own payload.
+const ASK_A = { question: 'Which city?', responseSchema: { type: 'object' } };
+const ASK_B = { question: 'Proceed?' };
+const asking = (m, q, i, extra = {}) => ({
+  events: mtext(m, `q-${m}`, q),
+  interrupt: { id: `${m}:${i}`, reason: 'input_required', message: q, responseSchema: { type: 'object' }, metadata: { a2a: { agent: m, taskId: `t-${m}`, contextId: `ctx-${m}` } }, ...extra },
+  view: view(m, { id: `t-${m}`, state: 'input_required' }, { pendingInterrupts: [`${m}:${i}`] }),
+});
+const duoAsks = ({ mutate, resumedTask = (m) => `t-${m}`, ids = { alpha: 'alpha:i-1', beta: 'beta:i-2' } } = {}) => (b) => {
+  if (!b.resume) {
+    return teamRun(
+      b,
+      {
+        alpha: asking('alpha', 'Which city?', 'i-1', { id: ids.alpha }),
+        beta: asking('beta', 'Proceed?', 'i-2', { id: ids.beta }),
+      },
+      { mutate },
+    );
+  }
+  const payload = (id) => b.resume.find((r) => r.interruptId === id)?.payload;
+  return teamRun(b, {
+    alpha: { events: mtext('alpha', `m-a-${b.runId}`, `Alpha: ${payload(ids.alpha)?.city ?? '?'}.`), view: view('alpha', { id: resumedTask('alpha'), state: 'completed' }) },
+    beta: { events: mtext('beta', `m-b-${b.runId}`, payload(ids.beta)?.ok === true ? 'Beta: done.' : 'Beta: not told.'), view: done('beta') },
+  });
+};
+const asksTeam = { strategy: 'parallel', members: ['alpha', 'beta'], interrupts: { alpha: ASK_A, beta: ASK_B } };
+const resumeTeam = {
+  ...asksTeam,
+  resume: { payloads: { alpha: { city: 'Lisbon' }, beta: { ok: true } }, answers: { alpha: 'Alpha: Lisbon.', beta: 'Beta: done.' } },
+};
+
 /** name → (body) => events; `want` = expected ok per client version. */
 const cases = {
   answer: {
@@ -498,6 +624,112 @@ const cases = {
   'signin-before-oob-never-active': {
     serve: signin({ mode: 'during', showActive: false }),
     scenario: { expect: signinExpect, resume: signinResume('during-resume') },
+    want: INTERRUPT_FAILS,
+  },
+  'team-parallel': { serve: teamFake(duo()), scenario: teamScenario(), want: ALL(true) },
+  'team-member-event-untagged': {
+    // 1.0: alpha's text content without its subagentRunId
+    serve: teamFake(duo({ mutate: onMessage('m-a', (e) => (e.type === 'TEXT_MESSAGE_CONTENT' ? { ...e, subagentRunId: undefined } : e)) })),
+    scenario: teamScenario(),
+    want: ONLY_V1_FAILS,
+  },
+  'team-message-of-other-member': {
+    // 1.0: alpha's message, named alpha, wholly tagged as beta's
+    serve: teamFake(duo({ mutate: (ev, b, v1) => (v1 ? onMessage('m-a', (e) => ({ ...e, subagentRunId: sid(b, 'beta') }))(ev) : ev) })),
+    scenario: teamScenario(),
+    want: ONLY_V1_FAILS,
+  },
+  'team-subagent-unfinished': {
+    serve: teamFake(duo({ mutate: (ev, b) => ev.filter((e) => !(e.type === 'SUBAGENT_FINISHED' && e.subagentRunId === sid(b, 'beta'))) })),
+    scenario: teamScenario(),
+    want: ONLY_V1_FAILS,
+  },
+  'team-member-event-after-finish': {
+    // 1.0: beta's SUBAGENT_FINISHED before its own text ends
+    serve: teamFake(
+      duo({
+        mutate: (ev, b) => {
+          const i = ev.findIndex((e) => e.type === 'SUBAGENT_FINISHED' && e.subagentRunId === sid(b, 'beta'));
+          if (i < 0) return ev;
+          const end = ev[i];
+          const rest = ev.filter((_, j) => j !== i);
+          rest.splice(rest.findIndex((e) => e.type === 'TEXT_MESSAGE_END' && e.messageId.startsWith('m-b')), 0, end);
+          return rest;
+        },
+      }),
+    ),
+    scenario: teamScenario(),
+    want: ONLY_V1_FAILS,
+  },
+  'team-members-interleave-older': {
+    // older clients: alpha again after beta
+    serve: teamFake(duo({ mutate: (ev, b, v1) => (v1 ? ev : [...ev.slice(0, -1), ...mtext('alpha', 'm-a-again', 'Alpha again.'), ev.at(-1)]) })),
+    scenario: teamScenario(),
+    want: ONLY_OLDER_FAIL,
+  },
+  'team-message-unnamed': {
+    serve: teamFake(duo({ mutate: onMessage('m-b', (e) => (e.type === 'TEXT_MESSAGE_START' ? { ...e, name: undefined } : e)) })),
+    scenario: teamScenario(),
+    want: ALL(false),
+  },
+  'team-metadata-other-member': {
+    serve: teamFake(duo({ mutate: onMessage('m-b', (e) => (e.type === 'TEXT_MESSAGE_START' ? { ...e, metadata: { 'a2a-bridge': { member: 'alpha' } } } : e)) })),
+    scenario: teamScenario(),
+    want: ALL(false),
+  },
+  'team-answers-swapped': {
+    serve: teamFake(duo({ mutate: (ev) => ev.map((e) => (e.type === 'TEXT_MESSAGE_CONTENT' ? { ...e, delta: e.delta.startsWith('Alpha') ? 'Beta says hi.' : 'Alpha says hi.' } : e)) })),
+    scenario: teamScenario(),
+    want: ALL(false),
+  },
+  'team-answer-twice': {
+    serve: teamFake(duo({ mutate: (ev) => [...ev.slice(0, -1), ...mtext('beta', 'm-b-again', 'Alpha says hi.'), ev.at(-1)] })),
+    scenario: teamScenario(),
+    want: ALL(false),
+  },
+  'team-snapshot': { serve: teamFake(duo({ snapshotMessages: attributedSnapshot })), scenario: teamScenario(), want: ALL(true) },
+  'team-snapshot-unattributed': {
+    // 1.0: a MESSAGES_SNAPSHOT hands the members' messages to the parent agent
+    serve: teamFake(duo({ snapshotMessages: (b) => attributedSnapshot(b, false) })),
+    scenario: teamScenario(),
+    want: ONLY_V1_FAILS,
+  },
+  'team-replay-reattributed': {
+    serve: teamFake(duo(), { replay: (ev) => ev.map((e) => (e.type === 'TEXT_MESSAGE_START' && e.name === 'beta' ? { ...e, name: 'alpha', metadata: { 'a2a-bridge': { member: 'alpha' } } } : e)) }),
+    scenario: teamScenario(),
+    want: ALL(false),
+  },
+  'team-replay-untagged': {
+    // 1.0: the journal lost the tags the live stream had
+    serve: teamFake(duo(), { replay: (ev) => ev.map(({ subagentRunId, ...e }) => (e.type.startsWith('SUBAGENT') ? { ...e, subagentRunId } : e)) }),
+    scenario: teamScenario(),
+    want: ONLY_V1_FAILS,
+  },
+  'team-replay-empty': { serve: teamFake(duo(), { replay: () => [] }), scenario: teamScenario(), want: ALL(false) },
+  'team-member-down': { serve: teamFake(withDown({ error: 'a2a_card_unavailable' })), scenario: teamScenario(downTeam), want: ALL(true) },
+  'team-member-down-unreported': { serve: teamFake(withDown({})), scenario: teamScenario(downTeam), want: ALL(false) },
+  'team-member-down-wrong-code': { serve: teamFake(withDown({ error: 'a2a_failed' })), scenario: teamScenario(downTeam), want: ALL(false) },
+  'team-route': { serve: teamFake(routed('alpha')), scenario: teamScenario(routeTeam), want: ALL(true) },
+  'team-route-other-member': { serve: teamFake(routed('beta')), scenario: teamScenario(routeTeam), want: ALL(false) },
+  'team-route-missing': { serve: teamFake(duo()), scenario: teamScenario({ ...duoTeam, route: 'alpha' }), want: ALL(false) },
+  'team-interrupts': { serve: teamFake(duoAsks()), scenario: teamScenario(asksTeam), want: ALL(true) },
+  'team-interrupt-not-namespaced': {
+    serve: teamFake(duoAsks({ ids: { alpha: 'i-1', beta: 'beta:i-2' } })),
+    scenario: teamScenario(asksTeam),
+    want: INTERRUPT_FAILS_36_OK,
+  },
+  'team-suspended-other-ids': {
+    // 1.0: alpha's SUBAGENT_FINISHED suspends on beta's interrupt
+    serve: teamFake(duoAsks({ mutate: (ev, b) => ev.map((e) => (e.type === 'SUBAGENT_FINISHED' && e.subagentRunId === sid(b, 'alpha') ? { ...e, outcome: { type: 'suspended', interruptIds: ['beta:i-2'] } } : e)) })),
+    scenario: teamScenario(asksTeam),
+    want: ONLY_V1_FAILS,
+  },
+  'team-resume': { serve: teamFake(duoAsks()), scenario: teamScenario(resumeTeam), want: INTERRUPT_ONLY },
+  'team-resume-other-task': { serve: teamFake(duoAsks({ resumedTask: (m) => `t-${m}-new` })), scenario: teamScenario(resumeTeam), want: INTERRUPT_FAILS },
+  'team-resume-payload-mixed-up': {
+    // the row's payloads are the members' own: a fake that wants them crossed answers wrong
+    serve: teamFake(duoAsks()),
+    scenario: teamScenario({ ...resumeTeam, resume: { ...resumeTeam.resume, payloads: { alpha: { ok: true }, beta: { city: 'Lisbon' } } } }),
     want: INTERRUPT_FAILS,
   },
   'http-500': {

@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 
 import { CLIENT_VERSIONS, TRANSPORTS, evidence, loadClient, runScenario, shape, withAuthorizeURL, withCancelsURL } from './lib/harness.mjs';
 import { firstJSONLine, freePort, run, start, stopAll, tail, waitReady } from './lib/procs.mjs';
-import { bridgeAgents, scenarios } from './scenarios.mjs';
+import { bridgeAgents, bridgeTeams, scenarios } from './scenarios.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '..');
@@ -71,7 +71,7 @@ function yamlString(s) {
   return JSON.stringify(String(s)); // a JSON string is a valid YAML double-quoted scalar
 }
 
-function bridgeConfig(port, agents) {
+function bridgeConfig(port, agents, teams) {
   const lines = [
     '# Written by conformance/run.mjs for one run; do not edit.',
     `listen: ${yamlString(`127.0.0.1:${port}`)}`,
@@ -81,6 +81,10 @@ function bridgeConfig(port, agents) {
   for (const a of agents) {
     lines.push(`  - name: ${yamlString(a.name)}`, `    url: ${yamlString(a.url)}`);
     if (a.transports) lines.push(`    transports: [${a.transports.map(yamlString).join(', ')}]`);
+  }
+  if (teams.length > 0) lines.push('teams:');
+  for (const t of teams) {
+    lines.push(`  - name: ${yamlString(t.name)}`, `    strategy: ${yamlString(t.strategy)}`, `    members: [${t.members.map(yamlString).join(', ')}]`);
   }
   return lines.join('\n') + '\n';
 }
@@ -111,6 +115,7 @@ async function setup() {
   if (build) say(`building ./examples/cmd/demo-agents and ./cmd/bridge into ${rel(work)} …`);
 
   let goAgents = {};
+  let goTeams = [];
   try {
     if (build) await run('go', ['build', '-o', demoBin, './examples/cmd/demo-agents'], { cwd: root });
     const goProc = start(demoBin, ['--listen', '127.0.0.1:0'], { cwd: root, logFile: logs.go, captureStdout: true });
@@ -118,6 +123,7 @@ async function setup() {
     goProc.stdout.resume(); // keep draining so a chatty child never blocks on a full pipe
     if (!ann?.agents || typeof ann.agents !== 'object') throw new Error(`unexpected announcement ${JSON.stringify(ann)}`);
     goAgents = ann.agents;
+    goTeams = ann.teams ?? [];
   } catch (err) {
     missing.go = `Go demo agents unavailable: ${err.message.split('\n').slice(0, 3).join(' | ')}`;
     say(missing.go);
@@ -139,12 +145,13 @@ async function setup() {
   const configFile = path.join(work, 'bridge.yaml');
   const agents = bridgeAgents(goAgents, jsAgents);
   if (agents.length === 0) throw new Error(Object.values(missing).join('; '));
-  fs.writeFileSync(configFile, bridgeConfig(port, agents));
+  const teams = bridgeTeams(goTeams, agents);
+  fs.writeFileSync(configFile, bridgeConfig(port, agents, teams));
   const bridge = start(bridgeBin, ['serve', '--config', configFile], { cwd: root, logFile: logs.bridge });
   const base = `http://127.0.0.1:${port}`;
   await waitReady(`${base}/readyz`, bridge, 60_000, 'bridge');
   say(`bridge ready at ${base} (config ${rel(configFile)}, logs in ${rel(work)})`);
-  return { base, missing, configured: new Set(agents.map((a) => a.name)), goAgents, jsAgents };
+  return { base, missing, configured: new Set([...agents, ...teams].map((a) => a.name)), goAgents, jsAgents };
 }
 
 /**

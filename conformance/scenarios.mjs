@@ -51,6 +51,16 @@
 //   files: [pattern…],             1.0.0 a2a.file activities / older CUSTOM a2a.file values
 //   stateFiles?: [pattern…]        match `files` in order, state a2a.files `stateFiles`
 //                                  (default: `files`)
+// team: {strategy, members,        a team (issue 9; lib/teams.mjs): run 1 has exactly `members`
+//   answers?, interrupts?,         taking part, each answer ({member: text}) once in that member's
+//   failed?, route?,               messages, the interrupts ({member: expectation as above}) one
+//   routeReason?, resume?}         per member (ids <member>:…), `failed` ({member: code}) as
+//                                  SUBAGENT_ERROR (1.0) / CUSTOM a2a.member_error (older), the
+//                                  router's CUSTOM a2a.route naming `route` (reason matching
+//                                  routeReason). resume: {payloads: {member: payload}, answers,
+//                                  toolResults?: {member: resultContains}} answers every interrupt
+//                                  in one run (1.0.0/0.0.59). Attribution rules: lib/teams.mjs.
+// forwardedProps: {...}            runAgent({forwardedProps}) of the first run (team rows).
 // frontendTool: {tool, args,       a frontend tool round trip: run 1 (with `tools`) ends with
 //   result, answer, state?}        one pending call of `tool` with `args` (1.0.0: in
 //                                  outcome.pendingToolCallIds); then a tool message with
@@ -171,6 +181,16 @@ const paintTools = [
 
 const story = 'Tell me about Lisbon';
 const search = 'Find the tallest tower';
+
+// Teams (examples/agents/catalog.go Teams(), plus `panel` with a member that
+// is down, configured by bridgeTeams below).
+const askerInterrupt = { question: go.askerQuestion, responseSchema: go.citySchema };
+const approverInterrupt = { reason: 'tool_call', question: go.approverQuestion, tool: go.approverTool, args: go.bookingArgs() };
+const weatherAndBooking = 'What is the weather? And book me a flight to Lisbon';
+const concierge = { strategy: 'parallel', members: ['asker', 'approver'], interrupts: { asker: askerInterrupt, approver: approverInterrupt } };
+const desk = { strategy: 'router' };
+/** The code of a member the bridge cannot reach (its card cannot be fetched). */
+const OFFLINE_CODE = 'a2a_card_unavailable';
 
 export const scenarios = [
   // Go demo agents (a2a-go), every binding of the streamer.
@@ -299,6 +319,64 @@ export const scenarios = [
   },
   { name: 'go-painter-no-tools', agent: 'painter', text: 'Make the background blue', expect: { answer: go.painterNoTool } },
 
+  // Teams: several agents behind one endpoint, every event attributed to its
+  // member (1.0: SUBAGENT_* and subagentRunId; older: TEXT_MESSAGE_START.name,
+  // members one after the other), the journal replay attributed the same.
+  // parallel: both members interrupt; one resume answers both.
+  { name: 'team-concierge-parallel', agent: 'concierge', text: weatherAndBooking, team: concierge },
+  {
+    name: 'team-concierge-parallel-resume',
+    agent: 'concierge',
+    text: weatherAndBooking,
+    team: {
+      ...concierge,
+      resume: {
+        payloads: { asker: { city: 'Lisbon' }, approver: { approved: true } },
+        answers: { asker: go.weatherAnswer('Lisbon'), approver: go.bookedAnswer(go.bookingArgs()) },
+        toolResults: { approver: go.approverConfirmation },
+      },
+    },
+    clients: INTERRUPT_CLIENTS,
+  },
+  // router: by the members' card skills, or the member forwardedProps.agent names.
+  { name: 'team-desk-router-weather', agent: 'desk', text: weather, team: { ...desk, members: ['asker'], route: 'asker', interrupts: { asker: askerInterrupt } } },
+  {
+    name: 'team-desk-router-booking',
+    agent: 'desk',
+    text: booking,
+    team: { ...desk, members: ['approver'], route: 'approver', interrupts: { approver: approverInterrupt } },
+  },
+  {
+    name: 'team-desk-router-forwarded',
+    agent: 'desk',
+    text: weather, // the skills would pick the asker
+    forwardedProps: { agent: 'streamer' },
+    team: { ...desk, members: ['streamer'], route: 'streamer', routeReason: /forwardedProps/, answers: { streamer: go.streamerAnswer(weather) } },
+  },
+  // sequential: the narrator's answer is the streamer's input.
+  {
+    name: 'team-pipeline-sequential',
+    agent: 'pipeline',
+    text: search,
+    team: {
+      strategy: 'sequential',
+      members: ['narrator', 'streamer'],
+      answers: { narrator: go.narratorAnswer(search), streamer: go.streamerAnswer(go.narratorAnswer(search)) },
+    },
+  },
+  // A member that is down does not sink the team's run.
+  {
+    name: 'team-panel-member-down',
+    agent: 'panel',
+    text: story,
+    team: {
+      strategy: 'parallel',
+      members: ['streamer', 'narrator', 'offline'],
+      answers: { streamer: go.streamerAnswer(story), narrator: go.narratorAnswer(story) },
+      failed: { offline: OFFLINE_CODE },
+    },
+  },
+
   // @a2a-js/sdk 1.3.0 agents (A2A v1.0).
   { name: 'js-streamer-jsonrpc', agent: 'js-streamer', text: story, expect: { answer: jsStreamerAnswer(story) } },
   { name: 'js-streamer-grpc', agent: 'js-streamer-grpc', text: story, expect: { answer: jsStreamerAnswer(story) } },
@@ -375,5 +453,20 @@ export function bridgeAgents(goAgents, jsAgents) {
   for (const [name, a] of Object.entries(jsAgents)) {
     list.push(name.endsWith('-grpc') ? { name, url: a.url, transports: ['GRPC'] } : { name, url: a.url });
   }
+  // Nothing listens on the discard port: a member that is down (team panel).
+  if (s) list.push({ name: 'offline', url: 'http://127.0.0.1:9/' });
   return list;
+}
+
+/**
+ * bridgeTeams lists the bridge config's teams: the ones the Go demo agents
+ * announce (examples/agents/catalog.go Teams()), and `panel`, a parallel team
+ * whose member `offline` cannot be reached.
+ */
+export function bridgeTeams(goTeams, agents) {
+  const names = new Set(agents.map((a) => a.name));
+  const list = (goTeams ?? []).map(({ name, strategy, members }) => ({ name, strategy, members }));
+  const panel = { name: 'panel', strategy: 'parallel', members: ['streamer', 'narrator', 'offline'] };
+  if (panel.members.every((m) => names.has(m))) list.push(panel);
+  return list.filter((t) => t.members.every((m) => names.has(m)));
 }

@@ -24,7 +24,9 @@ func (oneAgent) Agents(context.Context) []aguihttp.AgentInfo {
 func (oneAgent) Agent(_ context.Context, name string) (aguihttp.AgentInfo, bool) {
 	return aguihttp.AgentInfo{Name: name}, name == "a"
 }
-func (oneAgent) Ready(context.Context) error { return nil }
+func (oneAgent) Ready(context.Context) aguihttp.Readiness {
+	return aguihttp.Readiness{Store: aguihttp.Health{Status: aguihttp.HealthOK}}
+}
 
 // bridge is the bridge's own handler with the console wired in, as
 // cmd/bridge wires it.

@@ -9,6 +9,10 @@
 // artifacts, in status messages (incremental or cumulative), in both, or with
 // a Message reply.
 //
+// A [Team] produces the run of several agents: its own run-level events
+// around one member-mode Translator per member (Options.Member), whose
+// events carry the member's subagentRunId.
+//
 // Identifiers are name-based UUIDs derived from the thread, run, task,
 // artifact and a counter, and timestamps come from an injected clock, so the
 // same input always produces byte-identical output.

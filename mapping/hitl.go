@@ -75,6 +75,9 @@ type PendingInterrupt struct {
 	ContextID string       `json:"contextId"`
 	State     string       `json:"state"`
 	ToolCall  *ToolCallRef `json:"toolCall,omitempty"`
+	// Member is the team member whose task raised it ("" for an agent's
+	// own run): a team's resume routes the answer there.
+	Member string `json:"member,omitempty"`
 }
 
 // functionCall decodes a data part in ADK's function_call or
@@ -252,6 +255,17 @@ func (t *Translator) Messages() []agui.Message {
 		if m.text.Len() > 0 {
 			msg.Content = agui.TextContent(m.text.String())
 		}
+		if m := t.opt.Member; m != nil {
+			if msg.Role == agui.RoleAssistant {
+				msg.Name = m.Name
+			}
+			// 1.0 messages are attributable like the events that made
+			// them: a MESSAGES_SNAPSHOT without the member's id would
+			// hand its messages to the parent agent (§6.5 rule 18).
+			if t.opt.V1 {
+				msg.SubagentRunID = m.SubagentRunID
+			}
+		}
 		out = append(out, msg)
 	}
 	return out
@@ -415,6 +429,14 @@ func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.M
 		if !expires.IsZero() && t.opt.V1 {
 			in.ExpiresAt = expires.Format(time.RFC3339Nano)
 		}
+		if m := t.opt.Member; m != nil {
+			// Namespaced, so a team's resume routes each answer to its
+			// member's task.
+			in.ID = m.Name + ":" + in.ID
+			if t.opt.V1 {
+				in.SubagentRunID = m.SubagentRunID
+			}
+		}
 		t.pending = append(t.pending, PendingInterrupt{Interrupt: in, ExpiresAt: expires, TaskID: string(t.taskID),
 			ContextID: t.contextID, State: string(state), ToolCall: ref})
 	}
@@ -463,9 +485,12 @@ func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.M
 	}
 	t.noteTask(nil)
 	t.setView("pendingInterrupts", ids)
-	t.stateVersion++
-	out = t.emitSnapshot(out)
-	out = t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
+	if t.opt.Member == nil {
+		t.stateVersion++
+		out = t.emitSnapshot(out)
+		out = t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
+	}
+	// A member's snapshots are the Team's, after every member ended.
 	interrupts := make([]agui.Interrupt, len(t.pending))
 	for i, p := range t.pending {
 		interrupts[i] = p.Interrupt

@@ -216,6 +216,17 @@ func (t *Translator) syncState(out []agui.Event) []agui.Event {
 		return out
 	}
 	patch, err := jsondiff.CompareJSON(t.view.sent, now)
+	prefix := "/" + escapePointer(t.stateKey())
+	if m := t.opt.Member; m != nil {
+		prefix = m.StatePath
+		if err != nil {
+			// The whole view, in place: a member cannot snapshot the run's state.
+			t.view.sent = now
+			t.stateVersion++
+			return t.emit(out, &agui.StateDelta{Base: agui.Base{Metadata: t.stateMeta()},
+				Delta: []agui.PatchOp{{Op: "add", Path: prefix, Value: now}}})
+		}
+	}
 	if err != nil {
 		t.stateVersion++
 		return t.emitSnapshot(out)
@@ -223,7 +234,6 @@ func (t *Translator) syncState(out []agui.Event) []agui.Event {
 	if len(patch) == 0 {
 		return out
 	}
-	prefix := "/" + escapePointer(t.stateKey())
 	ops := make([]agui.PatchOp, 0, len(patch))
 	for _, op := range patch {
 		p := agui.PatchOp{Op: op.Type, Path: prefix + op.Path}

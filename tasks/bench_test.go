@@ -4,16 +4,25 @@ import (
 	"context"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/mapping"
+	"github.com/a2a-agui-bridge/bridge/observe"
 )
 
 // BenchmarkRunStream drives whole runs of a scripted agent streaming 500
 // artifact chunks through the service and reads them back as a client
-// does: the bridge's cost per streamed token, storage included.
+// does: the bridge's cost per streamed token, storage included. The
+// -observed variants add what bridge serve wires: Prometheus metrics (run
+// observer, instrumented store) and a tracer recording every run (its
+// spans batched to an exporter that drops them), so the difference is
+// what observability costs.
 func BenchmarkRunStream(b *testing.B) {
 	const chunks = 500
 	stream := []scripted{{ev: task(a2a.TaskStateWorking, "")}}
@@ -21,8 +30,9 @@ func BenchmarkRunStream(b *testing.B) {
 		stream = append(stream, scripted{ev: chunk("token "+strconv.Itoa(i)+" ", i > 0)})
 	}
 	stream = append(stream, scripted{ev: status(a2a.TaskStateCompleted)})
-	for _, kind := range []string{"memory", "embedded"} {
-		b.Run(kind, func(b *testing.B) {
+	for _, name := range []string{"memory", "embedded", "memory-observed", "embedded-observed"} {
+		kind, observed := strings.CutSuffix(name, "-observed")
+		b.Run(name, func(b *testing.B) {
 			var store Store = NewMemoryStore()
 			if kind == "embedded" {
 				s, err := OpenBoltStore(filepath.Join(b.TempDir(), "bench.db"))
@@ -33,8 +43,18 @@ func BenchmarkRunStream(b *testing.B) {
 			}
 			defer store.Close()
 			agent := &scriptedAgent{streaming: true, stream: stream}
-			svc := NewService(Options{Store: store, ExclusiveStore: true, Agents: []AgentSpec{{Name: "a",
-				Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
+			spec := AgentSpec{Name: "a", Connect: func(context.Context) (Agent, error) { return agent, nil }}
+			opt := Options{Store: store, ExclusiveStore: true}
+			if observed {
+				m := observe.NewMetrics()
+				spec.Observer = m.Agent("a")
+				opt.Store = ObserveStore(store, kind, m)
+				tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+				defer tp.Shutdown(context.Background())
+				opt.Tracer = tp.Tracer("bench")
+			}
+			opt.Agents = []AgentSpec{spec}
+			svc := NewService(opt)
 			defer svc.Close(context.Background())
 			b.ReportAllocs()
 			n := 0

@@ -329,6 +329,39 @@ func (s *BoltStore) ActiveThreads(ctx context.Context) ([]ThreadKey, error) {
 	return out, nil
 }
 
+// PendingInterrupts returns the threads holding pending interrupts and how
+// many each holds (ObservedStore.CountInterrupts seeds its count with it).
+// Like ActiveThreads it reads every thread record, once, at start.
+func (s *BoltStore) PendingInterrupts(ctx context.Context) (map[ThreadKey]int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := make(map[ThreadKey]int)
+	err := s.db.View(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketThreads).ForEach(func(k, v []byte) error {
+			var rec struct {
+				Interrupts []json.RawMessage `json:"interrupts"`
+			}
+			if err := json.Unmarshal(v, &rec); err != nil {
+				return fmt.Errorf("decode thread %q: %w", k, err)
+			}
+			if len(rec.Interrupts) == 0 {
+				return nil
+			}
+			agent, thread, ok := strings.Cut(string(k), "\x00")
+			if !ok {
+				return fmt.Errorf("malformed thread key %q", k)
+			}
+			out[ThreadKey{Agent: agent, ThreadID: thread}] = len(rec.Interrupts)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("tasks: pending interrupts: %w", err)
+	}
+	return out, nil
+}
+
 // DeleteThread implements Store.
 func (s *BoltStore) DeleteThread(ctx context.Context, key ThreadKey, version int64) error {
 	if err := ctx.Err(); err != nil {

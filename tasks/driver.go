@@ -11,6 +11,10 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/mapping"
@@ -97,12 +101,106 @@ type driver struct {
 	live        *liveLog
 	seq         int64
 	storeFailed bool
+
+	// team is set when the run is a team's (its members do the A2A work;
+	// tr stays nil).
+	team *teamRun
+
+	// started is when the run began (its duration and time to first event
+	// count from it); span is its trace span, the parent of its A2A calls.
+	// outcome and code say how it ended once its terminal event was
+	// emitted; observed is set once the end was reported (observeEnd).
+	started  time.Time
+	span     trace.Span
+	outcome  string
+	code     string
+	observed bool
+	// taskLogged: d.log names the run's task (nameTask).
+	taskLogged bool
+}
+
+// runDone and runFail are the run's translation, for the parts of the
+// driver a team run shares: an agent's Translator or a team's Team.
+func (d *driver) runDone() bool {
+	if d.team != nil {
+		return d.team.tm.Done()
+	}
+	return d.tr.Done()
+}
+
+func (d *driver) runFail(code, message string) []agui.Event {
+	if d.team != nil {
+		return d.team.tm.Fail(code, message)
+	}
+	return d.tr.Fail(code, message)
 }
 
 // newDriver returns the driver of a run whose events follow seq after.
 func newDriver(s *Service, spec *AgentSpec, th *Thread, in *agui.RunAgentInput, after int64) *driver {
 	return &driver{svc: s, spec: spec, thread: th, in: in, accepted: make(chan error, 1), done: make(chan struct{}),
 		live: newLiveLog(in.ThreadID, after), seq: after, finishing: make(chan struct{})}
+}
+
+// begin starts the run's span, a child of ctx's (the request's trace, when
+// it carried a traceparent), and counts the run as started.
+func (d *driver) begin(ctx context.Context, kind trace.SpanKind) {
+	d.started = time.Now()
+	_, d.span = d.svc.tracer.Start(ctx, "bridge.run", trace.WithSpanKind(kind), trace.WithAttributes(
+		attribute.String("bridge.agent", d.spec.Name),
+		attribute.String("agui.thread_id", d.in.ThreadID),
+		attribute.String("agui.run_id", d.in.RunID),
+		attribute.Bool("bridge.run.takeover", d.takeover),
+	))
+	if o := d.spec.Observer; o != nil {
+		o.RunStarted()
+	}
+}
+
+// observeEnd reports the run's end and ends its span, once. An empty
+// outcome takes what the run recorded: its terminal event's outcome, or
+// suspended when the bridge shut down under it.
+func (d *driver) observeEnd(outcome, code string) {
+	if d.observed || d.span == nil {
+		return
+	}
+	d.observed = true
+	if outcome == "" {
+		outcome, code = d.outcome, d.code
+		if d.suspended {
+			outcome, code = OutcomeSuspended, ""
+		}
+	}
+	if outcome == "" {
+		// No terminal event reached the journal (the store failed).
+		outcome, code = OutcomeError, "internal"
+	}
+	if o := d.spec.Observer; o != nil {
+		o.RunEnded(outcome, code, time.Since(d.started))
+	}
+	d.span.SetAttributes(attribute.String("bridge.run.outcome", outcome))
+	if code != "" {
+		d.span.SetAttributes(attribute.String("bridge.run.error_code", code))
+		d.span.SetStatus(codes.Error, code)
+	}
+	d.span.End()
+}
+
+// nameTask adds the run's task and context to its logs (once) and span.
+// Only the driver's goroutine calls it, before any goroutine it starts
+// reads d.log.
+func (d *driver) nameTask(id a2a.TaskID, contextID string) {
+	if d.taskLogged {
+		return
+	}
+	d.taskLogged = true
+	d.log = d.log.With("task_id", string(id), "context_id", contextID)
+	d.span.SetAttributes(attribute.String("a2a.task_id", string(id)), attribute.String("a2a.context_id", contextID))
+}
+
+// detached is a context for calls the run makes after its own context may
+// have ended (cancelling the task): the bridge's lifetime, the run's span.
+func (d *driver) detached() context.Context {
+	return trace.ContextWithSpan(context.WithoutCancel(d.svc.ctx), d.span)
 }
 
 // close ends the driver's journal and its live log: readers get the
@@ -144,6 +242,9 @@ func (d *driver) reject(err error) bool {
 	}
 	d.svc.release(d.thread, nil)
 	d.released, d.rejected, d.decided = true, true, true
+	// Counted before StartRun answers, so the run is in the metrics by
+	// the time its client reads the HTTP error.
+	d.observeEnd(OutcomeError, a2a.Classify(err).Code)
 	d.accepted <- err
 	return true
 }
@@ -166,6 +267,22 @@ func (d *driver) stopWaiting() (decided bool, err error) {
 
 func (d *driver) setup() {
 	d.log = d.svc.log.With("agent", d.spec.Name, "thread_id", d.in.ThreadID, "run_id", d.in.RunID)
+	if sc := d.span.SpanContext(); sc.IsValid() {
+		// Logs and traces of a run find each other.
+		d.log = d.log.With("trace_id", sc.TraceID().String())
+	}
+	d.guard = agui.NewGuard(d.in.IsV1())
+	for _, e := range d.prior {
+		_ = d.guard.Check(e) // what the journal holds is what clients hold
+	}
+	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.log, d.live.publish)
+	if d.team != nil {
+		d.team.setup()
+		return
+	}
+	if id := d.thread.ActiveTaskID; id != "" {
+		d.nameTask(a2a.TaskID(id), d.thread.ContextID)
+	}
 	d.tr = mapping.New(mapping.Options{
 		ThreadID:         d.in.ThreadID,
 		RunID:            d.in.RunID,
@@ -186,11 +303,6 @@ func (d *driver) setup() {
 		StateVersion:     d.thread.StateVersion,
 		MaxInlineBytes:   d.spec.MaxInlineBytes,
 	})
-	d.guard = agui.NewGuard(d.in.IsV1())
-	for _, e := range d.prior {
-		_ = d.guard.Check(e) // what the journal holds is what clients hold
-	}
-	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.log, d.live.publish)
 }
 
 // extend applies the bridge's A2A extension when the agent declares it:
@@ -260,6 +372,7 @@ func (d *driver) nothingToDo() {
 	defer d.svc.wg.Done()
 	defer close(d.done)
 	defer d.unregister()
+	defer d.observeEnd("", "")
 	d.setup()
 	defer d.close()
 	d.emit(d.tr.Complete()) // releases the thread before RUN_FINISHED
@@ -277,9 +390,11 @@ func (d *driver) drive() {
 	defer d.svc.wg.Done()
 	defer close(d.done)
 	defer d.unregister()
+	defer d.observeEnd("", "")
 	d.setup()
 	defer d.close()
-	ctx, cancel := context.WithCancelCause(d.svc.ctx)
+	// The run's A2A calls are spans of the run.
+	ctx, cancel := context.WithCancelCause(trace.ContextWithSpan(d.svc.ctx, d.span))
 	defer cancel(nil)
 	d.armStop(cancel)
 	defer d.disarm()
@@ -295,10 +410,15 @@ func (d *driver) drive() {
 	defer func() {
 		if p := recover(); p != nil {
 			d.log.Error("run panicked", "panic", p, "stack", string(debug.Stack()))
-			d.emit(d.tr.Fail("internal", "the bridge failed while running this request"))
+			d.emit(d.runFail("internal", "the bridge failed while running this request"))
 		}
 		d.finish()
 	}()
+
+	if d.team != nil {
+		d.team.run(ctx)
+		return
+	}
 
 	if d.takeover {
 		d.reattach(ctx)
@@ -508,6 +628,9 @@ func (d *driver) deliver(ev a2a.Event) bool {
 	if !d.reached {
 		d.reached = true
 		d.sentInput = d.sentInput || d.sendsInput
+		if o := d.spec.Observer; o != nil {
+			o.FirstEvent(time.Since(d.started))
+		}
 		d.accept()
 	}
 	out := d.tr.Translate(ev)
@@ -516,6 +639,8 @@ func (d *driver) deliver(ev a2a.Event) bool {
 	}
 	if id := d.tr.TaskID(); id != "" && !d.taskNoted && d.thread.ActiveTaskID == "" {
 		d.taskNoted = true
+		// Before the goroutine below, which logs, starts.
+		d.nameTask(id, d.tr.ContextID())
 		d.bg.Add(1)
 		go func() {
 			defer d.bg.Done()
@@ -551,7 +676,7 @@ func (d *driver) noteTask(id a2a.TaskID) {
 			if _, err := d.svc.store.PutThread(ctx, cur); errors.Is(err, ErrConflict) {
 				continue
 			} else if err != nil {
-				d.log.Warn("record the run's task", "task_id", id, "err", err)
+				d.log.Warn("record the run's task", "err", err)
 				return
 			}
 		}
@@ -565,14 +690,14 @@ func (d *driver) noteTask(id a2a.TaskID) {
 // sendCancel asks the agent to cancel the run's task (a cancel requested
 // before the agent named it).
 func (d *driver) sendCancel(id a2a.TaskID) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), d.spec.RequestTimeout)
+	ctx, cancel := context.WithTimeout(d.detached(), d.spec.RequestTimeout)
 	defer cancel()
 	task, err := d.agent.CancelTask(ctx, id)
 	if err != nil {
-		d.log.Warn("cancel requested before the task was known; the agent did not cancel it", "task_id", id, "err", err)
+		d.log.Warn("cancel requested before the task was known; the agent did not cancel it", "err", err)
 		return
 	}
-	d.log.Info("cancelled the task as requested", "task_id", id)
+	d.log.Info("cancelled the task as requested")
 	d.cancelAccepted(task)
 }
 
@@ -638,33 +763,44 @@ func (d *driver) follow(ctx context.Context, cause error) {
 		d.end(ctx, cause)
 		return
 	}
-	wait := d.spec.PollInitial
-	failures := 0
-	for !d.tr.Done() {
+	err := pollTask(ctx, d.spec,
+		func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) },
+		func(task *a2a.Task) bool { return d.deliver(task) })
+	if err != nil {
+		d.end(ctx, err)
+	}
+}
+
+// pollTask follows a task with GetTask (each call bounded by the request
+// timeout), backing off from PollInitial to PollMax, until next returns
+// false. It returns what stopped it otherwise: ctx's end, or the error of
+// the third failed call in a row.
+func pollTask(ctx context.Context, spec *AgentSpec, get func(context.Context) (*a2a.Task, error), next func(*a2a.Task) bool) error {
+	wait, failures := spec.PollInitial, 0
+	for {
 		if ctx.Err() != nil {
-			d.end(ctx, ctx.Err())
-			return
+			return ctx.Err()
 		}
-		task, err := d.call(ctx, func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) })
+		c, cancel := context.WithTimeout(ctx, spec.RequestTimeout)
+		task, err := get(c)
+		cancel()
 		if err != nil {
 			failures++
 			if ctx.Err() != nil || failures >= 3 {
-				d.end(ctx, err)
-				return
+				return err
 			}
 		} else {
 			failures = 0
-			if !d.deliver(task) {
-				return
+			if !next(task) {
+				return nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			d.end(ctx, ctx.Err())
-			return
+			return ctx.Err()
 		case <-time.After(wait):
 		}
-		wait = min(wait*2, d.spec.PollMax)
+		wait = min(wait*2, spec.PollMax)
 	}
 }
 
@@ -698,10 +834,10 @@ func (d *driver) cancelTask() {
 	if id == "" {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), d.spec.RequestTimeout)
+	ctx, cancel := context.WithTimeout(d.detached(), d.spec.RequestTimeout)
 	defer cancel()
 	if _, err := d.agent.CancelTask(ctx, id); err != nil {
-		d.log.Warn("cancel task after timeout", "task_id", id, "err", err)
+		d.log.Warn("cancel task after timeout", "err", err)
 	}
 }
 
@@ -738,6 +874,12 @@ func (d *driver) emit(events []agui.Event) {
 			continue
 		}
 		t := e.Type()
+		if o := d.spec.Observer; o != nil {
+			o.Event(t)
+		}
+		if t == agui.EventRunFinished || t == agui.EventRunError {
+			d.outcome, d.code = outcomeOf(e)
+		}
 		d.seq++
 		entries = append(entries, Entry{Seq: d.seq, RunID: d.in.RunID, Event: b,
 			Terminal: t == agui.EventRunFinished || t == agui.EventRunError})
@@ -751,8 +893,10 @@ func (d *driver) emit(events []agui.Event) {
 		if err := d.journal.flush(); err != nil {
 			// The journal lost events: say so rather than end as if the
 			// run were whole.
-			if b, merr := agui.Marshal(storeFailure()); merr == nil {
+			f := storeFailure()
+			if b, merr := agui.Marshal(f); merr == nil {
 				entries[n-1].Event = b
+				d.outcome, d.code = OutcomeError, f.Code
 			}
 		}
 		d.finalize(entries[n-1])
@@ -769,10 +913,10 @@ func (d *driver) keepUp() {
 	if err == nil && pending > maxPending {
 		err = d.journal.flush()
 	}
-	if err != nil && !d.storeFailed && !d.tr.Done() {
+	if err != nil && !d.storeFailed && !d.runDone() {
 		d.storeFailed = true
 		f := storeFailure()
-		d.emit(d.tr.Fail(f.Code, f.Message))
+		d.emit(d.runFail(f.Code, f.Message))
 	}
 }
 
@@ -788,7 +932,7 @@ func storeFailure() *agui.RunError {
 func (d *driver) suspend() {
 	d.journal.flush()
 	var tail []agui.Envelope
-	for _, e := range d.tr.Fail(CodeServerShutdown, "the bridge is shutting down; the agent's task goes on and this run continues after the restart: read it at /agents/{name}/threads/{threadId}/events after the last id you saw") {
+	for _, e := range d.runFail(CodeServerShutdown, "the bridge is shutting down; the agent's task goes on and this run continues after the restart: read it at /agents/{name}/threads/{threadId}/events after the last id you saw") {
 		if d.guard.Check(e) != nil {
 			continue
 		}
@@ -800,7 +944,7 @@ func (d *driver) suspend() {
 	d.suspended = true
 	d.shutdownTail = tail
 	d.mu.Unlock()
-	d.log.Info("run suspended by the shutdown; the next start takes it over", "task_id", d.tr.TaskID())
+	d.log.Info("run suspended by the shutdown; the next start takes it over")
 }
 
 // finish makes sure the run ended and the thread was released.
@@ -808,8 +952,8 @@ func (d *driver) finish() {
 	if d.rejected || d.suspended {
 		return // released when the failure went back to StartRun, or left to the next process
 	}
-	if !d.tr.Done() {
-		d.emit(d.tr.Fail("internal", "the run ended unexpectedly"))
+	if !d.runDone() {
+		d.emit(d.runFail("internal", "the run ended unexpectedly"))
 	}
 	d.finalize()
 }
@@ -823,7 +967,12 @@ func (d *driver) finalize(terminal ...Entry) {
 	d.released = true
 	d.stopFinishing()
 	d.bg.Wait()
-	interrupts := d.tr.Interrupts()
+	var interrupts []mapping.PendingInterrupt
+	if d.team != nil {
+		interrupts = d.team.tm.Interrupts()
+	} else {
+		interrupts = d.tr.Interrupts()
+	}
 	for _, p := range interrupts {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 10*time.Second)
 		if err := d.svc.store.IndexInterrupt(ctx, p.Interrupt.ID, d.thread.Key); err != nil {
@@ -832,6 +981,12 @@ func (d *driver) finalize(terminal ...Entry) {
 		cancel()
 	}
 	released := d.svc.release(d.thread, func(th *Thread) {
+		if d.team != nil {
+			if d.reached {
+				d.team.record(th)
+			}
+			return
+		}
 		if c := d.tr.ContextID(); c != "" {
 			th.ContextID = c
 		}
@@ -874,6 +1029,9 @@ func (d *driver) finalize(terminal ...Entry) {
 			th.SeenMessageIDs = appendSeen(th.SeenMessageIDs, d.newIDs)
 		}
 	}, terminal...)
+	// Reported before readers get the terminal event: a client that scrapes
+	// /metrics once its stream ended sees the run.
+	d.observeEnd("", "")
 	switch {
 	case released:
 		d.live.publish(terminal)

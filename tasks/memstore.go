@@ -236,3 +236,17 @@ func (m *MemoryStore) Ping(context.Context) error { return nil }
 
 // Close implements Store.
 func (m *MemoryStore) Close() error { return nil }
+
+// PendingInterrupts returns the threads holding pending interrupts and how
+// many each holds (ObservedStore.CountInterrupts seeds its count with it).
+func (m *MemoryStore) PendingInterrupts(_ context.Context) (map[ThreadKey]int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make(map[ThreadKey]int)
+	for key, t := range m.threads {
+		if t.rec != nil && len(t.rec.Interrupts) > 0 {
+			out[key] = len(t.rec.Interrupts)
+		}
+	}
+	return out, nil
+}

@@ -77,6 +77,22 @@ type resumePlan struct {
 	// results are the answers to the agent's tool calls the message
 	// carries: the resumed run reports them as the calls' results.
 	results []mapping.SentToolResult
+	// members holds a team's resume split by member: each member's
+	// answers go to its own task. The plan itself then holds them all.
+	members map[string]*resumePlan
+}
+
+// member returns the part of the plan for a team member, creating it.
+func (p *resumePlan) member(name string) *resumePlan {
+	if p.members == nil {
+		p.members = map[string]*resumePlan{}
+	}
+	m := p.members[name]
+	if m == nil {
+		m = &resumePlan{cancel: true}
+		p.members[name] = m
+	}
+	return m
 }
 
 // replay locates the events of an earlier resume run that an identical
@@ -137,12 +153,20 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 	plan := &resumePlan{cancel: true}
 	now := time.Now()
 	var acks []any
+	memberAcks := map[string][]any{}
 	for _, r := range in.Resume {
 		p := pending[r.InterruptID]
 		plan.taskID, plan.contextID = a2a.TaskID(p.TaskID), p.ContextID
 		plan.auth = plan.auth || p.State == string(a2a.TaskStateAuthRequired)
+		sub := plan
+		if p.Member != "" {
+			sub = plan.member(p.Member)
+			sub.taskID, sub.contextID = a2a.TaskID(p.TaskID), p.ContextID
+			sub.auth = sub.auth || p.State == string(a2a.TaskStateAuthRequired)
+		}
 		if r.Status == agui.ResumeResolved {
 			plan.cancel = false
+			sub.cancel = false
 			if !p.ExpiresAt.IsZero() && now.After(p.ExpiresAt) {
 				return nil, nil, &rejection{CodeInterruptExpired, fmt.Sprintf(
 					"interrupt %s expired at %s; cancel it to continue the thread", p.Interrupt.ID, p.ExpiresAt.Format(time.RFC3339))}
@@ -166,12 +190,28 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 		}
 		plan.resolved = append(plan.resolved, ResolvedInterrupt{ID: r.InterruptID, Status: r.Status,
 			PayloadHash: payloadHash(r.Payload), At: now})
-		acks = append(acks, map[string]any{"interruptId": r.InterruptID, "status": r.Status})
+		ack := map[string]any{"interruptId": r.InterruptID, "status": r.Status}
+		acks = append(acks, ack)
+		if sub != plan {
+			sub.parts = append(sub.parts, parts...)
+			if result != nil {
+				sub.results = append(sub.results, *result)
+			}
+			memberAcks[p.Member] = append(memberAcks[p.Member], ack)
+		}
 	}
-	first := acks[0].(map[string]any)
-	plan.metadata = map[string]any{"ag-ui": map[string]any{
-		"interruptId": first["interruptId"], "status": first["status"], "resume": acks}}
+	plan.metadata = resumeMetadata(acks)
+	for name, a := range memberAcks {
+		plan.members[name].metadata = resumeMetadata(a)
+	}
 	return plan, nil, nil
+}
+
+// resumeMetadata tells the agent which interrupts the message answers.
+func resumeMetadata(acks []any) map[string]any {
+	first := acks[0].(map[string]any)
+	return map[string]any{"ag-ui": map[string]any{
+		"interruptId": first["interruptId"], "status": first["status"], "resume": acks}}
 }
 
 // matchReplay answers a resume on a thread with nothing pending: an exact

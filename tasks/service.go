@@ -8,10 +8,12 @@ import (
 	"iter"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
@@ -59,12 +61,16 @@ type AgentSpec struct {
 	// InterruptTTL, when positive, makes this agent's interrupts expire;
 	// the bridge refuses a resolve after that (a cancel is still taken).
 	InterruptTTL time.Duration
+	// Observer is told what this agent's runs do (metrics); nil: nothing.
+	Observer RunObserver
 }
 
 // Options configure a Service.
 type Options struct {
 	Store  Store
 	Agents []AgentSpec
+	// Teams put several of the Agents behind one name (see TeamSpec).
+	Teams  []TeamSpec
 	Logger *slog.Logger
 	// FirstEventWait is how long StartRun waits for the agent's first
 	// event, so that an unreachable agent is an HTTP error rather than a
@@ -78,6 +84,10 @@ type Options struct {
 	// cancelled (CancelTask's answer) waits for the agent's own stream to
 	// say so before ending cancelled by itself. Default 2s.
 	CancelGrace time.Duration
+	// Tracer, when set, gives every run a span (a child of the request's
+	// trace when it carried one); the run's A2A calls are made in it. Nil:
+	// no spans.
+	Tracer trace.Tracer
 }
 
 // Service runs AG-UI runs against A2A agents.
@@ -91,6 +101,7 @@ type Options struct {
 type Service struct {
 	store  Store
 	agents map[string]*AgentSpec
+	teams  map[string]*TeamSpec
 	log    *slog.Logger
 	wait   time.Duration
 
@@ -112,6 +123,8 @@ type Service struct {
 	instance string
 	// exclusive says only this process writes the store.
 	exclusive bool
+	// tracer is Options.Tracer, or one that records nothing.
+	tracer trace.Tracer
 }
 
 // NewService returns a Service; call Close to stop it.
@@ -129,6 +142,10 @@ func NewService(opt Options) *Service {
 		drivers:     make(map[ThreadKey]*driver),
 		exclusive:   opt.ExclusiveStore,
 		cancelGrace: opt.CancelGrace,
+		tracer:      opt.Tracer,
+	}
+	if s.tracer == nil {
+		s.tracer = noTracer
 	}
 	if s.cancelGrace <= 0 {
 		s.cancelGrace = 2 * time.Second
@@ -151,6 +168,23 @@ func NewService(opt Options) *Service {
 			spec.PollMax = max(5*time.Second, spec.PollInitial)
 		}
 		s.agents[spec.Name] = &spec
+	}
+	s.teams = make(map[string]*TeamSpec, len(opt.Teams))
+	for i := range opt.Teams {
+		team := opt.Teams[i]
+		team.Members = slices.DeleteFunc(slices.Clone(team.Members), func(m string) bool {
+			if s.agents[m] == nil {
+				s.log.Error("team member is not a configured agent; left out", "team", team.Name, "member", m)
+				return true
+			}
+			return false
+		})
+		if team.StateKey == "" {
+			team.StateKey = mapping.StateKey
+		}
+		if len(team.Members) > 0 && s.agents[team.Name] == nil {
+			s.teams[team.Name] = &team
+		}
 	}
 	return s
 }
@@ -178,8 +212,11 @@ func (s *Service) Close(ctx context.Context) error {
 	}
 }
 
-// HasAgent reports whether name is a configured agent.
-func (s *Service) HasAgent(name string) bool { return s.agents[name] != nil }
+// HasAgent reports whether name is a configured agent or team.
+func (s *Service) HasAgent(name string) bool { return s.agents[name] != nil || s.teams[name] != nil }
+
+// Team returns the team named name, or nil.
+func (s *Service) Team(name string) *TeamSpec { return s.teams[name] }
 
 // StartRun validates the request against the thread, claims the thread,
 // sends the user's new messages to the agent and returns once the agent has
@@ -187,6 +224,10 @@ func (s *Service) HasAgent(name string) bool { return s.agents[name] != nil }
 // values with an HTTP status, and leave the thread as it was.
 func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAgentInput) (*Run, error) {
 	spec := s.agents[agentName]
+	team := s.teams[agentName]
+	if team != nil {
+		spec = s.teamAgentSpec(team)
+	}
 	if spec == nil {
 		return nil, unknownAgent(agentName)
 	}
@@ -245,7 +286,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	// Results of the client's own tools go back to the task that asked for
 	// them, with any new user text.
 	var continueTask a2a.TaskID
-	if plan == nil && len(current.FrontendCalls) > 0 {
+	if plan == nil && len(current.FrontendCalls) > 0 && team == nil {
 		var results []*a2a.Part
 		results, newIDs = mapping.ToolResults(in.Messages, current.FrontendCalls, current.SeenMessageIDs, newIDs)
 		parts = append(results, parts...)
@@ -280,6 +321,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		return nil, err
 	}
 	d := newDriver(s, spec, th, in, after)
+	d.begin(ctx, trace.SpanKindServer)
 	d.parts, d.newIDs, d.resume, d.continueTask, d.reconcile = parts, newIDs, plan, continueTask, reconcile
 	run := &Run{Key: key, RunID: in.RunID, svc: s, after: after, driver: d}
 
@@ -291,12 +333,19 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		go d.nothingToDo()
 		return run, nil
 	}
-	agent, err := spec.Connect(ctx)
-	if err != nil {
-		s.release(th, nil)
-		return nil, agentError(agentName, err)
+	if team != nil {
+		// Each member connects on its own: one that is down does not
+		// stop the others.
+		d.team = newTeamRun(d, team)
+	} else {
+		agent, err := spec.Connect(ctx)
+		if err != nil {
+			s.release(th, nil)
+			d.observeEnd(OutcomeError, a2a.Classify(err).Code)
+			return nil, agentError(agentName, err)
+		}
+		d.agent = agent
 	}
-	d.agent = agent
 	started = true
 	s.register(d)
 	go d.drive()

@@ -46,6 +46,9 @@ type scriptedAgent struct {
 	subscribe []scripted
 	// extension makes the card declare the bridge's A2A extension.
 	extension bool
+	// delay is waited before each streamed event (agents answering at
+	// once interleave only by chance).
+	delay time.Duration
 
 	mu       sync.Mutex
 	gets     int
@@ -77,6 +80,9 @@ func (s *scriptedAgent) SendStreaming(ctx context.Context, msg *a2a.Message) ite
 			return
 		}
 		for _, e := range stream {
+			if s.delay > 0 {
+				time.Sleep(s.delay)
+			}
 			if ctx.Err() != nil {
 				yield(nil, ctx.Err())
 				return

@@ -94,6 +94,12 @@ type Thread struct {
 	FrontendCalls []mapping.ToolCallRef `json:"frontendCalls,omitempty"`
 	// StateVersion counts the shared-state changes sent on this thread.
 	StateVersion int64 `json:"stateVersion,omitempty"`
+
+	// Members are a team thread's members, each with its own A2A context
+	// and task; Routed is the member a router team sent the thread to
+	// last.
+	Members map[string]*MemberRecord `json:"members,omitempty"`
+	Routed  string                   `json:"routed,omitempty"`
 	// Version is the optimistic-concurrency version: 0 for a thread not
 	// yet stored, then incremented by every successful Put.
 	Version   int64     `json:"version"`
@@ -111,6 +117,14 @@ func (t *Thread) clearActive() {
 	t.ActiveTaskID = ""
 	t.CancelRequested = false
 	t.ActiveResolved = nil
+}
+
+// MemberRecord is one team member's part of a thread.
+type MemberRecord struct {
+	ContextID     string   `json:"contextId,omitempty"`
+	TaskID        string   `json:"taskId,omitempty"`
+	TaskState     string   `json:"taskState,omitempty"`
+	TaskArtifacts []string `json:"taskArtifacts,omitempty"`
 }
 
 // ResolvedInterrupt is an interrupt a resume run answered.
@@ -143,6 +157,14 @@ func (t *Thread) Clone() *Thread {
 	c.ActiveResolved = append([]ResolvedInterrupt(nil), t.ActiveResolved...)
 	c.ToolCalls = append([]mapping.ToolCallRef(nil), t.ToolCalls...)
 	c.FrontendCalls = append([]mapping.ToolCallRef(nil), t.FrontendCalls...)
+	if t.Members != nil {
+		c.Members = make(map[string]*MemberRecord, len(t.Members))
+		for k, m := range t.Members {
+			mc := *m
+			mc.TaskArtifacts = append([]string(nil), m.TaskArtifacts...)
+			c.Members[k] = &mc
+		}
+	}
 	return &c
 }
 

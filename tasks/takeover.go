@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
 )
@@ -91,14 +93,26 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 
 	d := newDriver(s, s.agents[key.Agent], next, in, last)
 	d.takeover, d.prior = true, prior
+	if team := s.teams[key.Agent]; team != nil {
+		// A team run's members each had their own stream; they are not
+		// followed again. The run ends here, its members' tasks go on,
+		// and the thread's next run sees where they are.
+		d.spec, d.team = s.teamAgentSpec(team), newTeamRun(d, team)
+		started = true
+		s.register(d)
+		go d.abandon("the bridge restarted during this team's run; its members' tasks go on: ask again to see their answers")
+		return true, nil
+	}
 	if d.spec == nil {
 		// The agent left the configuration: end the run plainly.
 		d.spec = &AgentSpec{Name: key.Agent}
+		d.begin(ctx, trace.SpanKindInternal)
 		started = true
 		s.register(d)
 		go d.abandon(fmt.Sprintf("agent %q is no longer configured", key.Agent))
 		return true, nil
 	}
+	d.begin(ctx, trace.SpanKindInternal)
 	started = true
 	s.register(d)
 	go d.drive()
@@ -137,6 +151,7 @@ func (s *Service) runEvents(ctx context.Context, key ThreadKey, runID string, af
 func (d *driver) reattach(ctx context.Context) {
 	if len(d.prior) > 0 && isTerminalEvent(d.prior[len(d.prior)-1]) {
 		// The run had ended; only the release is missing.
+		d.outcome, d.code = outcomeOf(d.prior[len(d.prior)-1])
 		d.released = true
 		d.svc.release(d.thread, nil)
 		return
@@ -158,7 +173,8 @@ func (d *driver) reattach(ctx context.Context) {
 	d.agent = agent
 	// The agent named the task, so it took the run's message.
 	d.reached, d.sentInput, d.decided = true, true, true
-	d.log.Info("took over the run", "task_id", id)
+	d.nameTask(id, d.tr.ContextID())
+	d.log.Info("took over the run")
 	if agent.Streaming() {
 		for ev, err := range agent.Subscribe(ctx, id) {
 			if err != nil {
@@ -177,9 +193,10 @@ func (d *driver) abandon(why string) {
 	defer d.svc.wg.Done()
 	defer close(d.done)
 	defer d.unregister()
+	defer d.observeEnd("", "")
 	d.setup()
 	defer d.journal.close()
-	d.emit(d.tr.Fail(CodeServerShutdown, why))
+	d.emit(d.runFail(CodeServerShutdown, why))
 }
 
 func isTerminalEvent(e agui.Event) bool {

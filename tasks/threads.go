@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
@@ -26,6 +28,8 @@ type ThreadView struct {
 	Version           int64             `json:"version"`
 	UpdatedAt         time.Time         `json:"updatedAt"`
 	Cancel            *CancelResultView `json:"cancel,omitempty"`
+	// Members are a team thread's members and their current tasks.
+	Members map[string]*TaskView `json:"members,omitempty"`
 }
 
 // TaskView is the thread's current A2A task.
@@ -72,7 +76,7 @@ func threadNotFound(key ThreadKey) error {
 }
 
 func (s *Service) loadThread(ctx context.Context, agent, threadID string) (*Thread, error) {
-	if s.agents[agent] == nil {
+	if !s.HasAgent(agent) {
 		return nil, unknownAgent(agent)
 	}
 	key := ThreadKey{Agent: agent, ThreadID: threadID}
@@ -108,6 +112,12 @@ func viewOf(th *Thread) *ThreadView {
 	if th.TaskID != "" {
 		v.Task = &TaskView{ID: th.TaskID, State: th.TaskState}
 	}
+	for name, m := range th.Members {
+		if v.Members == nil {
+			v.Members = map[string]*TaskView{}
+		}
+		v.Members[name] = &TaskView{ID: m.TaskID, State: m.TaskState}
+	}
 	for _, p := range th.Interrupts {
 		iv := InterruptView{Interrupt: p.Interrupt}
 		iv.Interrupt.ExpiresAt = ""
@@ -136,10 +146,102 @@ func (s *Service) Cancel(ctx context.Context, agent, threadID string) (*ThreadVi
 	if err != nil {
 		return nil, err
 	}
+	if s.teams[agent] != nil {
+		return s.cancelTeam(ctx, th)
+	}
 	if th.ActiveRunID != "" && !s.stale(th) {
 		return s.cancelRun(ctx, th)
 	}
 	return s.cancelIdle(ctx, th)
+}
+
+// cancelTeam cancels a team thread: with a run in progress, every member's
+// task (those not named yet as soon as they are); without one, every
+// member's task that is still open, and the thread's pending interrupts.
+func (s *Service) cancelTeam(ctx context.Context, th *Thread) (*ThreadView, error) {
+	res := &CancelResultView{}
+	if th.ActiveRunID != "" && !s.stale(th) {
+		if th.CancelRequested {
+			res.Requested, res.Repeated = true, true
+		} else {
+			next := th.Clone()
+			next.CancelRequested = true
+			ver, err := s.store.PutThread(ctx, next)
+			if err != nil && !errors.Is(err, ErrConflict) {
+				return nil, storeError(err)
+			}
+			if err == nil {
+				next.Version = ver
+				th = next
+			}
+			res.Requested = true
+		}
+		if d := s.driving(th.Key, th.ActiveRunID); d != nil && d.team != nil {
+			d.team.requestCancel()
+		}
+		v := viewOf(th)
+		v.Cancel = res
+		return v, nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(th.Members)) {
+		rec := th.Members[name]
+		if rec.TaskID == "" || a2a.IsTerminal(a2a.TaskState(rec.TaskState)) {
+			continue
+		}
+		spec := s.agents[name]
+		if spec == nil {
+			continue
+		}
+		conn, err := spec.Connect(ctx)
+		if err != nil {
+			return nil, agentError(name, err)
+		}
+		cctx, cancel := context.WithTimeout(ctx, spec.RequestTimeout)
+		task, err := conn.CancelTask(cctx, a2a.TaskID(rec.TaskID))
+		if err != nil {
+			task, err = conn.GetTask(cctx, a2a.TaskID(rec.TaskID))
+		} else {
+			res.Requested = true
+		}
+		cancel()
+		if err != nil {
+			return nil, agentError(name, err)
+		}
+		state := task.Status.State
+		if !a2a.IsTerminal(state) {
+			state = a2a.TaskStateCanceled
+		}
+		rec.TaskState = string(state)
+	}
+	for attempt := 0; attempt < 5; attempt++ {
+		cur, err := s.store.GetThread(ctx, th.Key)
+		if err != nil {
+			return nil, storeError(err)
+		}
+		if cur.ActiveRunID != "" && !s.stale(cur) {
+			th = cur
+			break
+		}
+		for name, rec := range th.Members {
+			if c := cur.Members[name]; c != nil && c.TaskID == rec.TaskID {
+				c.TaskState = rec.TaskState
+			}
+		}
+		cur.Interrupts = nil
+		v, err := s.store.PutThread(ctx, cur)
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, storeError(err)
+		}
+		cur.Version = v
+		th = cur
+		break
+	}
+	v := viewOf(th)
+	v.Cancel = res
+	return v, nil
 }
 
 // cancelRun cancels the thread's running run (see Cancel).

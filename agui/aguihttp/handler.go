@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/a2a-agui-bridge/bridge/agui"
 )
 
@@ -47,6 +49,21 @@ type AgentInfo struct {
 	Skills       []Skill        `json:"skills"`
 	Capabilities map[string]any `json:"capabilities"`
 	Health       Health         `json:"health"`
+	// Team is set for a team: its strategy and members.
+	Team *TeamInfo `json:"team,omitempty"`
+}
+
+// TeamInfo describes a team behind one endpoint.
+type TeamInfo struct {
+	Strategy string       `json:"strategy"`
+	Members  []TeamMember `json:"members"`
+}
+
+// TeamMember is one member of a team and its health.
+type TeamMember struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Health      Health `json:"health"`
 }
 
 // Skill is one skill from the agent's card.
@@ -63,6 +80,11 @@ type Health struct {
 	Error  string `json:"error,omitempty"`
 	// Binding is the A2A transport and protocol version in use.
 	Binding string `json:"binding,omitempty"`
+	// When the card was last fetched and last changed, and when it is
+	// checked again.
+	LastCardFetch  time.Time `json:"lastCardFetch,omitzero"`
+	LastCardChange time.Time `json:"lastCardChange,omitzero"`
+	CardFreshUntil time.Time `json:"cardFreshUntil,omitzero"`
 }
 
 // Catalog lists the configured agents.
@@ -71,8 +93,52 @@ type Catalog interface {
 	Has(name string) bool
 	Agents(ctx context.Context) []AgentInfo
 	Agent(ctx context.Context, name string) (AgentInfo, bool)
-	// Ready reports whether the bridge can serve runs (store reachable).
-	Ready(ctx context.Context) error
+	// Ready reports the health of what runs need: the store and each
+	// agent. It should answer within a few seconds: probes call it often.
+	Ready(ctx context.Context) Readiness
+}
+
+// Readiness is what GET /readyz reports. The bridge is ready when its store
+// answers and at least one of its agents can be reached (or it has none):
+// one agent being down makes only that agent's runs fail, which is no
+// reason for a load balancer to take the whole bridge out of service.
+type Readiness struct {
+	Store  Health        `json:"store"`
+	Agents []AgentHealth `json:"agents"`
+}
+
+// AgentHealth is one agent's health in Readiness.
+type AgentHealth struct {
+	Name string `json:"name"`
+	Health
+}
+
+// Ready applies the rule above.
+func (r Readiness) Ready() bool {
+	if r.Store.Status != HealthOK {
+		return false
+	}
+	if len(r.Agents) == 0 {
+		return true
+	}
+	for _, a := range r.Agents {
+		if a.Status == HealthOK {
+			return true
+		}
+	}
+	return false
+}
+
+// Health statuses.
+const (
+	HealthOK          = "ok"
+	HealthUnavailable = "unavailable"
+)
+
+// Gauge counts open connections; prometheus.Gauge satisfies it.
+type Gauge interface {
+	Inc()
+	Dec()
 }
 
 // Threads reads, follows and cancels threads. The views it returns are
@@ -130,6 +196,17 @@ type Options struct {
 	// Console, when set, serves GET / and GET /console/… (the web console);
 	// every other route is unchanged. Nil: / is a 404 like any unknown path.
 	Console http.Handler
+	// Metrics, when set, serves GET /metrics (Prometheus). It is a route
+	// like the others, behind whatever wraps the handler. Nil: 404.
+	Metrics http.Handler
+	// SSEStreams and WebSockets, when set, count the open SSE streams
+	// (runs and thread event streams) and WebSocket connections.
+	SSEStreams Gauge
+	WebSockets Gauge
+	// Propagator, when set, reads the caller's trace context (W3C
+	// traceparent) from every request, so a run's span joins the caller's
+	// trace. Nil: incoming trace headers are ignored.
+	Propagator propagation.TextMapPropagator
 }
 
 // bodyReadTimeout bounds reading a run request's body.
@@ -180,6 +257,9 @@ func New(opt Options) *Handler {
 	h.mux.HandleFunc("GET /agents/{name}/ws", h.websocket)
 	h.mux.HandleFunc("GET /healthz", h.healthz)
 	h.mux.HandleFunc("GET /readyz", h.readyz)
+	if opt.Metrics != nil {
+		h.mux.Handle("GET /metrics", opt.Metrics)
+	}
 	if opt.Console != nil {
 		h.mux.Handle("GET /{$}", opt.Console)
 		h.mux.Handle("GET /console/", opt.Console)
@@ -193,6 +273,9 @@ func New(opt Options) *Handler {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cors(w, r) {
 		return
+	}
+	if p := h.opt.Propagator; p != nil {
+		r = r.WithContext(p.Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
 	}
 	h.mux.ServeHTTP(w, r)
 }
@@ -284,6 +367,10 @@ func (h *Handler) writeSSE(w http.ResponseWriter, r *http.Request, s Stream, wan
 	hd.Set("Cache-Control", "no-cache")
 	hd.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	if g := h.opt.SSEStreams; g != nil {
+		g.Inc()
+		defer g.Dec()
+	}
 	f := &sseFramer{w: w, rc: http.NewResponseController(w), timeout: h.opt.WriteTimeout}
 	if f.keepAlive() != nil {
 		return
@@ -476,13 +563,31 @@ func (h *Handler) healthz(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
+// readyz answers 200 when the bridge can serve runs (Readiness.Ready),
+// else 503 with the bridge's error body; both list the store's and every
+// agent's health.
 func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
-	if err := h.opt.Catalog.Ready(r.Context()); err != nil {
-		h.opt.Logger.Warn("not ready", "err", err)
-		writeError(w, http.StatusServiceUnavailable, "not_ready", "the bridge's store is not available")
+	rd := h.opt.Catalog.Ready(r.Context())
+	if rd.Agents == nil {
+		rd.Agents = []AgentHealth{}
+	}
+	if rd.Ready() {
+		writeJSON(w, http.StatusOK, struct {
+			Status string `json:"status"`
+			Readiness
+		}{"ready", rd})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	msg := "every agent is unreachable"
+	if rd.Store.Status != HealthOK {
+		msg = "the bridge's store is not available"
+	}
+	h.opt.Logger.Warn("not ready", "reason", msg, "store_error", rd.Store.Error)
+	writeJSON(w, http.StatusServiceUnavailable, struct {
+		Status string            `json:"status"`
+		Error  map[string]string `json:"error"`
+		Readiness
+	}{"not_ready", map[string]string{"code": "not_ready", "message": msg}, rd})
 }
 
 // writeError answers with the bridge's JSON error shape

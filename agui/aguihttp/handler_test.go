@@ -45,7 +45,7 @@ func (oneAgent) Agents(context.Context) []AgentInfo {
 func (oneAgent) Agent(_ context.Context, name string) (AgentInfo, bool) {
 	return AgentInfo{Name: name}, name == "a"
 }
-func (oneAgent) Ready(context.Context) error { return nil }
+func (oneAgent) Ready(context.Context) Readiness { return Readiness{Store: Health{Status: HealthOK}} }
 
 func newTestHandler(t *testing.T) *Handler {
 	t.Helper()

@@ -106,6 +106,10 @@ func (h *Handler) websocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.untrack(c)
+	if g := h.opt.WebSockets; g != nil {
+		g.Inc()
+		defer g.Dec()
+	}
 	c.serve()
 }
 
@@ -171,39 +175,71 @@ func (c *wsConn) write() {
 
 // handle acts on one client frame.
 func (c *wsConn) handle(data []byte) {
-	var f clientFrame
-	if err := json.Unmarshal(data, &f); err != nil {
-		c.refuse("", "", "invalid_input", "a frame must be a JSON object with a \"type\": run, cancel or subscribe")
+	f, bad := parseFrame(data)
+	if bad != nil {
+		c.refuse(bad.threadID, bad.runID, "invalid_input", bad.message)
 		return
 	}
 	switch f.Type {
 	case frameRun:
-		c.run(f.Input)
+		c.run(f.input)
 	case frameCancel:
 		c.cancel(f.ThreadID)
 	case frameSubscribe:
 		c.subscribe(f.ThreadID, f.After)
-	default:
-		c.refuse(f.ThreadID, "", "invalid_input", fmt.Sprintf("unknown frame type %q; want run, cancel or subscribe", f.Type))
 	}
 }
 
+// badFrame is why a client frame is refused, with the ids it names (for
+// the error envelope).
+type badFrame struct {
+	threadID, runID, message string
+}
+
+// parsedFrame is a well-formed client frame; input is decoded for runs.
+type parsedFrame struct {
+	clientFrame
+	input *agui.RunAgentInput
+}
+
+// parseFrame decodes and checks one client frame: untrusted input, so it
+// is fuzzed (FuzzParseFrame).
+func parseFrame(data []byte) (*parsedFrame, *badFrame) {
+	var f clientFrame
+	if err := json.Unmarshal(data, &f); err != nil {
+		return nil, &badFrame{message: "a frame must be a JSON object with a \"type\": run, cancel or subscribe"}
+	}
+	switch f.Type {
+	case frameRun:
+		var ids struct {
+			ThreadID string `json:"threadId"`
+			RunID    string `json:"runId"`
+		}
+		_ = json.Unmarshal(f.Input, &ids) // for the error envelope, when the input is bad
+		if len(f.Input) == 0 {
+			return nil, &badFrame{message: "a run frame needs an \"input\" (a RunAgentInput)"}
+		}
+		in, err := agui.DecodeRunAgentInput(f.Input)
+		if err != nil {
+			return nil, &badFrame{threadID: ids.ThreadID, runID: ids.RunID, message: err.Error()}
+		}
+		return &parsedFrame{clientFrame: f, input: in}, nil
+	case frameCancel:
+		if f.ThreadID == "" {
+			return nil, &badFrame{message: "a cancel frame needs a \"threadId\""}
+		}
+	case frameSubscribe:
+		if f.ThreadID == "" || f.After < 0 {
+			return nil, &badFrame{threadID: f.ThreadID, message: "a subscribe frame needs a \"threadId\" and an \"after\" >= 0"}
+		}
+	default:
+		return nil, &badFrame{threadID: f.ThreadID, message: fmt.Sprintf("unknown frame type %q; want run, cancel or subscribe", f.Type)}
+	}
+	return &parsedFrame{clientFrame: f}, nil
+}
+
 // run starts a run like POST /agents/{name} and streams it on the socket.
-func (c *wsConn) run(raw json.RawMessage) {
-	var ids struct {
-		ThreadID string `json:"threadId"`
-		RunID    string `json:"runId"`
-	}
-	_ = json.Unmarshal(raw, &ids) // for the error envelope, when the input is bad
-	if len(raw) == 0 {
-		c.refuse("", "", "invalid_input", "a run frame needs an \"input\" (a RunAgentInput)")
-		return
-	}
-	in, err := agui.DecodeRunAgentInput(raw)
-	if err != nil {
-		c.refuse(ids.ThreadID, ids.RunID, "invalid_input", err.Error())
-		return
-	}
+func (c *wsConn) run(in *agui.RunAgentInput) {
 	if !c.addFeeder() {
 		c.refuse(in.ThreadID, in.RunID, "shutting_down", "the bridge is shutting down")
 		return
@@ -223,10 +259,6 @@ func (c *wsConn) run(raw json.RawMessage) {
 // cancel cancels the thread's task; only a failure is answered (the run,
 // if one streams on the socket, ends cancelled).
 func (c *wsConn) cancel(threadID string) {
-	if threadID == "" {
-		c.refuse("", "", "invalid_input", "a cancel frame needs a \"threadId\"")
-		return
-	}
 	if _, err := c.h.opt.Threads.Cancel(c.ctx, c.agent, threadID); err != nil {
 		code, msg := c.h.publicError(err, "the bridge could not cancel")
 		c.refuse(threadID, "", code, msg)
@@ -235,10 +267,6 @@ func (c *wsConn) cancel(threadID string) {
 
 // subscribe streams the thread's journal after seq after, then live.
 func (c *wsConn) subscribe(threadID string, after int64) {
-	if threadID == "" || after < 0 {
-		c.refuse(threadID, "", "invalid_input", "a subscribe frame needs a \"threadId\" and an \"after\" >= 0")
-		return
-	}
 	s, err := c.h.opt.Threads.Follow(c.ctx, c.agent, threadID, after)
 	if err != nil {
 		code, msg := c.h.publicError(err, "the bridge could not read the thread")

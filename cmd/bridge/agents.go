@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sort"
 	"sync"
 	"time"
@@ -11,86 +12,114 @@ import (
 	"github.com/a2a-agui-bridge/bridge/agui/aguihttp"
 	"github.com/a2a-agui-bridge/bridge/config"
 	"github.com/a2a-agui-bridge/bridge/mapping"
+	"github.com/a2a-agui-bridge/bridge/observe"
 	"github.com/a2a-agui-bridge/bridge/tasks"
 )
 
-// remoteAgent holds one configured agent's client, dialed lazily: an agent
-// that is down at start-up does not stop the bridge, and the next run
-// retries its card (at most every retryAfter).
+// remoteAgent is one configured agent and the registry's record of it:
+// its client, kept current with its card (a2a.Resolver: cards are checked
+// again when stale, honouring Cache-Control and ETag), and its health.
 type remoteAgent struct {
-	cfg  config.Agent
-	opts a2a.Options
+	cfg     config.Agent
+	opts    a2a.Options
+	res     *a2a.Resolver
+	metrics *observe.Metrics // nil: none
 
-	mu       sync.Mutex
-	agent    *a2a.Agent
-	lastErr  error
-	lastTry  time.Time
-	dialLock sync.Mutex
+	mu sync.Mutex
+	// unreachable is the error code of the last call that got no answer
+	// from the agent ("" once one is answered); lastProbe is when health
+	// last fetched the card to see whether it is back.
+	unreachable string
+	lastProbe   time.Time
 }
 
 const retryAfter = 2 * time.Second
 
-func newRemoteAgent(c config.Agent) *remoteAgent {
-	return &remoteAgent{cfg: c, opts: a2a.Options{
+func newRemoteAgent(c config.Agent, inst instruments) *remoteAgent {
+	r := &remoteAgent{cfg: c, metrics: inst.metrics, opts: a2a.Options{
 		Name:       c.Name,
 		URL:        c.URL,
 		CardURL:    c.Card,
 		Headers:    c.Headers,
 		Transports: c.Transports,
+		Tracer:     inst.tracing.Tracer(),
+		Propagator: inst.tracing.Propagator(),
 	}}
+	r.opts.Observer = r
+	r.res = a2a.NewResolver(r.opts)
+	return r
 }
 
-// connect returns the agent's client, resolving its card when needed.
+// CallDone implements a2a.Observer: it counts failures in the metrics and
+// keeps what the last call says of the agent's reachability.
+func (r *remoteAgent) CallDone(agent, op, code string) {
+	if r.metrics != nil {
+		r.metrics.CallDone(agent, op, code)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch code {
+	case "a2a_unavailable", "a2a_card_unavailable", "a2a_timeout":
+		r.unreachable = code
+	case "a2a_canceled", "bridge_overloaded":
+		// Says nothing of the agent: our caller left, or we are out of
+		// file descriptors.
+	default:
+		r.unreachable = "" // the agent answered, even if with an error
+	}
+}
+
+// health says whether the agent can be reached: its card resolved and its
+// last call got an answer. An agent whose last call failed is probed (its
+// card fetched, at most every retryAfter) so it is seen coming back even
+// when no run calls it.
+func (r *remoteAgent) health(ctx context.Context) (*a2a.Agent, aguihttp.Health) {
+	ag, err := r.connect(ctx)
+	if err != nil {
+		return nil, aguihttp.Health{Status: aguihttp.HealthUnavailable, Error: a2a.Classify(err).Message}
+	}
+	r.mu.Lock()
+	probe := r.unreachable != "" && time.Since(r.lastProbe) >= retryAfter
+	if probe {
+		r.lastProbe = time.Now()
+	}
+	r.mu.Unlock()
+	if probe {
+		dctx, cancel := context.WithTimeout(ctx, time.Duration(r.cfg.Timeouts.Request))
+		if p, err := a2a.Dial(dctx, r.opts); err == nil { // CallDone records the outcome
+			_ = p.Close()
+		}
+		cancel()
+	}
+	b := ag.Binding()
+	card := r.res.Health()
+	h := aguihttp.Health{Status: aguihttp.HealthOK, Binding: fmt.Sprintf("%s %s", b.Transport, b.ProtocolVersion),
+		LastCardFetch: card.LastFetch, LastCardChange: card.LastChange, CardFreshUntil: card.FreshUntil}
+	r.mu.Lock()
+	if r.unreachable != "" {
+		h.Status, h.Error = aguihttp.HealthUnavailable, "the last call failed: "+r.unreachable
+	}
+	r.mu.Unlock()
+	return ag, h
+}
+
+// connect returns the agent's client, resolving or re-checking its card
+// when needed.
 func (r *remoteAgent) connect(ctx context.Context) (*a2a.Agent, error) {
-	r.mu.Lock()
-	if r.agent != nil {
-		defer r.mu.Unlock()
-		return r.agent, nil
-	}
-	if r.lastErr != nil && time.Since(r.lastTry) < retryAfter {
-		defer r.mu.Unlock()
-		return nil, r.lastErr
-	}
-	r.mu.Unlock()
-
-	// One dial at a time per agent; later callers reuse its result.
-	r.dialLock.Lock()
-	defer r.dialLock.Unlock()
-	r.mu.Lock()
-	if r.agent != nil {
-		defer r.mu.Unlock()
-		return r.agent, nil
-	}
-	r.mu.Unlock()
-
 	dctx, cancel := context.WithTimeout(ctx, time.Duration(r.cfg.Timeouts.Request))
 	defer cancel()
-	ag, err := a2a.Dial(dctx, r.opts)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.lastTry = time.Now()
-	r.lastErr = err
-	if err == nil {
-		r.agent = ag
-	}
-	return ag, err
+	return r.res.Agent(dctx)
 }
 
-func (r *remoteAgent) close() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.agent != nil {
-		_ = r.agent.Close()
-	}
-}
+func (r *remoteAgent) close() { r.res.Close() }
 
 // info describes the agent for GET /agents, from its card when resolved.
 func (r *remoteAgent) info(ctx context.Context) aguihttp.AgentInfo {
 	info := aguihttp.AgentInfo{Name: r.cfg.Name, Description: r.cfg.Description, Skills: []aguihttp.Skill{},
 		Capabilities: map[string]any{}}
-	ag, err := r.connect(ctx)
-	if err != nil {
-		info.Health = aguihttp.Health{Status: "unavailable", Error: a2a.Classify(err).Message}
+	ag, health := r.health(ctx)
+	info.Health = health
+	if ag == nil {
 		return info
 	}
 	card := ag.Card()
@@ -101,11 +130,10 @@ func (r *remoteAgent) info(ctx context.Context) aguihttp.AgentInfo {
 		info.Skills = append(info.Skills, aguihttp.Skill{ID: s.ID, Name: s.Name, Description: s.Description, Tags: s.Tags})
 	}
 	b := ag.Binding()
-	info.Health = aguihttp.Health{Status: "ok", Binding: fmt.Sprintf("%s %s", b.Transport, b.ProtocolVersion)}
 	// AG-UI capabilities (AGUI-PROTOCOL.md §7.7) derived from the card.
 	info.Capabilities = map[string]any{
 		"identity":  map[string]any{"name": card.Name, "type": "a2a", "description": card.Description, "version": card.Version},
-		"transport": map[string]any{"streaming": true, "websocket": false},
+		"transport": map[string]any{"streaming": true, "websocket": true, "resumable": true},
 		"humanInTheLoop": map[string]any{
 			"supported": true, "interrupts": true, "approvals": true, "approveWithEdits": true,
 		},
@@ -125,12 +153,63 @@ func (r *remoteAgent) info(ctx context.Context) aguihttp.AgentInfo {
 	return info
 }
 
-// catalog implements aguihttp.Catalog over the configured agents.
-type catalog struct {
-	agents map[string]*remoteAgent
-	store  tasks.Store
+// team is one configured team in the catalog.
+type team struct {
+	cfg     config.Team
+	members []*remoteAgent
 }
 
+// info describes the team: its members' skills, and the members
+// themselves as multiAgent.subagents (AGUI-PROTOCOL.md §7.7).
+func (t *team) info(ctx context.Context) aguihttp.AgentInfo {
+	info := aguihttp.AgentInfo{Name: t.cfg.Name, Description: t.cfg.Description, Skills: []aguihttp.Skill{},
+		Team: &aguihttp.TeamInfo{Strategy: t.cfg.Strategy}}
+	members := make([]aguihttp.AgentInfo, len(t.members))
+	var wg sync.WaitGroup
+	for i, m := range t.members {
+		wg.Go(func() { members[i] = m.info(ctx) })
+	}
+	wg.Wait()
+	var subagents []any
+	up := 0
+	for _, m := range members {
+		info.Team.Members = append(info.Team.Members, aguihttp.TeamMember{Name: m.Name, Description: m.Description, Health: m.Health})
+		subagents = append(subagents, map[string]any{"name": m.Name, "description": m.Description})
+		info.Skills = append(info.Skills, m.Skills...)
+		if m.Health.Status == aguihttp.HealthOK {
+			up++
+		}
+	}
+	info.Health = aguihttp.Health{Status: aguihttp.HealthOK}
+	if up == 0 {
+		info.Health = aguihttp.Health{Status: aguihttp.HealthUnavailable, Error: "no member is reachable"}
+	} else if up < len(members) {
+		info.Health = aguihttp.Health{Status: "degraded", Error: fmt.Sprintf("%d of %d members reachable", up, len(members))}
+	}
+	info.Capabilities = map[string]any{
+		"identity":  map[string]any{"name": t.cfg.Name, "type": "a2a-team", "description": t.cfg.Description},
+		"transport": map[string]any{"streaming": true, "websocket": true, "resumable": true},
+		"multiAgent": map[string]any{
+			"supported": true, "delegation": t.cfg.Strategy == config.StrategyRouter,
+			"handoffs": t.cfg.Strategy == config.StrategySequential, "subagents": subagents,
+		},
+		"humanInTheLoop": map[string]any{"supported": true, "interrupts": true, "approvals": true, "approveWithEdits": true},
+		"state":          map[string]any{"snapshots": true, "deltas": true, "persistentState": true},
+		"reasoning":      map[string]any{"supported": true, "streaming": true},
+	}
+	return info
+}
+
+// catalog implements aguihttp.Catalog over the configured agents and teams.
+type catalog struct {
+	agents map[string]*remoteAgent
+	teams  map[string]*team
+	store  tasks.Store
+	log    *slog.Logger
+}
+
+// names are the agents' names, sorted (teams are not agents of their own:
+// their members are).
 func (c *catalog) names() []string {
 	names := make([]string, 0, len(c.agents))
 	for n := range c.agents {
@@ -140,24 +219,27 @@ func (c *catalog) names() []string {
 	return names
 }
 
-func (c *catalog) Has(name string) bool { return c.agents[name] != nil }
+func (c *catalog) Has(name string) bool { return c.agents[name] != nil || c.teams[name] != nil }
 
 func (c *catalog) Agents(ctx context.Context) []aguihttp.AgentInfo {
 	names := c.names()
+	for n := range c.teams {
+		names = append(names, n)
+	}
+	sort.Strings(names)
 	out := make([]aguihttp.AgentInfo, len(names))
 	var wg sync.WaitGroup
 	for i, n := range names {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i] = c.agents[n].info(ctx)
-		}()
+		wg.Go(func() { out[i], _ = c.Agent(ctx, n) })
 	}
 	wg.Wait()
 	return out
 }
 
 func (c *catalog) Agent(ctx context.Context, name string) (aguihttp.AgentInfo, bool) {
+	if t := c.teams[name]; t != nil {
+		return t.info(ctx), true
+	}
 	r := c.agents[name]
 	if r == nil {
 		return aguihttp.AgentInfo{}, false
@@ -165,8 +247,31 @@ func (c *catalog) Agent(ctx context.Context, name string) (aguihttp.AgentInfo, b
 	return r.info(ctx), true
 }
 
-// Ready needs the store; agents may come and go, and each run reports an
-// unreachable agent itself (GET /agents shows their health).
-func (c *catalog) Ready(ctx context.Context) error {
-	return c.store.Ping(ctx)
+// readyTimeout bounds GET /readyz: an agent that does not answer its card
+// within it counts as unreachable.
+const readyTimeout = 3 * time.Second
+
+// Ready reports the store's and every agent's health; the handler decides
+// (aguihttp.Readiness.Ready: the store, and at least one agent).
+func (c *catalog) Ready(ctx context.Context) aguihttp.Readiness {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	var rd aguihttp.Readiness
+	names := c.names()
+	rd.Agents = make([]aguihttp.AgentHealth, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Go(func() {
+			_, h := c.agents[n].health(ctx)
+			rd.Agents[i] = aguihttp.AgentHealth{Name: n, Health: h}
+		})
+	}
+	rd.Store = aguihttp.Health{Status: aguihttp.HealthOK}
+	if err := c.store.Ping(ctx); err != nil {
+		// The store's error may name hosts or files: logged, not shown.
+		rd.Store = aguihttp.Health{Status: aguihttp.HealthUnavailable, Error: "the store does not answer"}
+		c.log.Warn("store not ready", "err", err)
+	}
+	wg.Wait()
+	return rd
 }

@@ -41,7 +41,7 @@ func cmdCheck(ctx context.Context, args []string, stdout io.Writer) error {
 			r := row{name: a.Name, version: "-", binding: "-", streaming: "-", skills: "-"}
 			dctx, cancel := context.WithTimeout(ctx, time.Duration(a.Timeouts.Request))
 			defer cancel()
-			ag, err := newRemoteAgent(a).connect(dctx)
+			ag, err := newRemoteAgent(a, instruments{}).connect(dctx)
 			if err != nil {
 				info := a2a.Classify(err)
 				r.problem = info.Code + ": " + info.Message

@@ -42,6 +42,9 @@ func cmdDemo(ctx context.Context, args []string, stdout io.Writer, log *slog.Log
 	for _, name := range demo.Names() {
 		cfg.Agents = append(cfg.Agents, config.Agent{Name: name, URL: demo.URL(name)})
 	}
+	for _, t := range agents.Teams() {
+		cfg.Teams = append(cfg.Teams, config.Team{Name: t.Name, Description: t.Description, Strategy: t.Strategy, Members: t.Members})
+	}
 	cfg.ApplyDefaults()
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -82,5 +85,11 @@ func printDemo(w io.Writer, base string, names []string, storePath string) {
 	fmt.Fprintf(w, "\nThe same runs over a WebSocket (%s/agents/{name}/ws), e.g. with websocat:\n"+
 		"  echo '{\"type\":\"run\",\"input\":{\"threadId\":\"t8\",\"runId\":\"run-1\",\"messages\":[{\"id\":\"m1\",\"role\":\"user\",\"content\":\"Hi\"}]}}' | websocat %s/agents/streamer/ws\n",
 		strings.Replace(base, "http", "ws", 1), strings.Replace(base, "http", "ws", 1))
-	fmt.Fprintf(w, "\nThe agents and their A2A cards:\n  curl %s/agents\n\nPress Ctrl-C to stop.\n", base)
+	fmt.Fprintf(w, "\nTeams: several agents behind one endpoint, every event attributed to its member (subagentRunId):\n"+
+		"  parallel — the weather agent and the flight booker both ask; one resume answers both interrupts:\n  "+post+
+		"  router — each message goes to the member whose skills match it (the choice is a CUSTOM a2a.route event):\n  "+post+
+		"  sequential — the narrator's answer becomes the streamer's input:\n  "+post,
+		"concierge", body("t9", "Weather in Lisbon and a flight there"), "desk", body("t10", "What is the weather in Paris?"),
+		"pipeline", body("t11", "Tell me about Lisbon"))
+	fmt.Fprintf(w, "\nThe agents and teams, their A2A cards and health:\n  curl %s/agents\n  curl %s/agents/concierge\n\nPress Ctrl-C to stop.\n", base, base)
 }

@@ -18,16 +18,18 @@ import (
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/config"
 	"github.com/a2a-agui-bridge/bridge/examples/agents"
+	"github.com/a2a-agui-bridge/bridge/observe"
 	"github.com/a2a-agui-bridge/bridge/tasks"
 )
 
 // testBridge is the real bridge handler in front of the real demo agents
 // (a2asrv servers) over loopback, on a memory store the test can inspect.
 type testBridge struct {
-	url   string
-	store *tasks.MemoryStore
-	demo  *agents.Server
-	svc   *tasks.Service
+	url     string
+	store   *tasks.MemoryStore
+	demo    *agents.Server
+	svc     *tasks.Service
+	metrics *observe.Metrics
 }
 
 func startBridge(t *testing.T, tweak func(*config.Config)) *testBridge {
@@ -38,6 +40,13 @@ func startBridge(t *testing.T, tweak func(*config.Config)) *testBridge {
 // startBridgeWith is startBridge with the demo agents' options (a delay
 // between streamed events makes a stream last long enough to cut).
 func startBridgeWith(t *testing.T, opts agents.Options, tweak func(*config.Config)) *testBridge {
+	t.Helper()
+	return startBridgeTraced(t, opts, nil, tweak)
+}
+
+// startBridgeTraced is startBridgeWith with tracing (nil: off). Every test
+// bridge has metrics, on the store it serves, as bridge serve wires them.
+func startBridgeTraced(t *testing.T, opts agents.Options, tracing *observe.Tracing, tweak func(*config.Config)) *testBridge {
 	t.Helper()
 	demo, err := agents.Start(t.Context(), "127.0.0.1:0", opts)
 	if err != nil {
@@ -71,7 +80,9 @@ func startBridgeWith(t *testing.T, opts agents.Options, tweak func(*config.Confi
 		t.Fatal(err)
 	}
 	store := tasks.NewMemoryStore()
-	b := build(cfg, store, slog.New(slog.DiscardHandler))
+	metrics := observe.NewMetrics()
+	b := build(cfg, tasks.ObserveStore(store, config.StoreMemory, metrics), slog.New(slog.DiscardHandler),
+		instruments{metrics: metrics, tracing: tracing})
 	srv := httptest.NewServer(b.handler)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -81,7 +92,7 @@ func startBridgeWith(t *testing.T, opts agents.Options, tweak func(*config.Confi
 		srv.Close()
 		b.closeAgents()
 	})
-	return &testBridge{url: srv.URL, store: store, demo: demo, svc: b.svc}
+	return &testBridge{url: srv.URL, store: store, demo: demo, svc: b.svc, metrics: metrics}
 }
 
 type runResult struct {

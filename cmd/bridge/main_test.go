@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,5 +91,51 @@ func TestServeStopsGracefully(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"bogus"}, &out, &errOut); code != 2 {
 		t.Fatalf("unknown command exit %d", code)
+	}
+}
+
+// With log.format json, every line bridge serve writes is a JSON object.
+func TestServeLogsJSON(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "bridge.yaml")
+	if err := os.WriteFile(cfg, []byte("listen: 127.0.0.1:0\nlog: {format: json, level: info}\nstore: {kind: embedded, path: "+
+		filepath.Join(dir, "b.db")+"}\nagents:\n  - name: x\n    url: http://127.0.0.1:1/\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var out, errOut bytes.Buffer
+	go func() { done <- run(ctx, []string{"serve", "--config", cfg}, &out, &errOut) }()
+	for i := 0; ; i++ {
+		if _, err := os.Stat(filepath.Join(dir, "b.db")); err == nil {
+			break
+		}
+		if i > 500 {
+			t.Fatal("serve did not start")
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d: %s", code, errOut.String())
+		default:
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	listening := false
+	for _, line := range strings.Split(strings.TrimSpace(errOut.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("not a JSON log line: %q", line)
+		}
+		if rec["msg"] == "bridge listening" && rec["level"] == "INFO" {
+			listening = true
+		}
+	}
+	if !listening {
+		t.Errorf("no JSON \"bridge listening\" line in %q", errOut.String())
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -18,10 +19,13 @@ import (
 	"github.com/a2a-agui-bridge/bridge/config"
 	"github.com/a2a-agui-bridge/bridge/console"
 	"github.com/a2a-agui-bridge/bridge/mapping"
+	"github.com/a2a-agui-bridge/bridge/observe"
 	"github.com/a2a-agui-bridge/bridge/tasks"
 )
 
-func cmdServe(ctx context.Context, args []string, _ io.Writer, log *slog.Logger) error {
+// cmdServe runs the bridge from a config file; its logs go to stderr in
+// the config's log format and level.
+func cmdServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	path := fs.String("config", "", "YAML config `file` (required)")
 	listen := fs.String("listen", "", "`host:port` to listen on (overrides the config's listen)")
@@ -38,9 +42,20 @@ func cmdServe(ctx context.Context, args []string, _ io.Writer, log *slog.Logger)
 	if *listen != "" {
 		cfg.Listen = *listen
 	}
+	log, err := observe.NewLogger(stderr, cfg.Log.Format, cfg.Log.Level)
+	if err != nil {
+		return exitError{2, err.Error()} // Validate already refused bad values
+	}
 	return serve(ctx, cfg, log, func(addr net.Addr) {
 		log.Info("bridge listening", "addr", addr.String(), "agents", len(cfg.Agents), "store", cfg.Store.Kind)
 	})
+}
+
+// instruments are the bridge's metrics and tracing; the zero value has
+// neither (a nil *observe.Tracing is tracing off).
+type instruments struct {
+	metrics *observe.Metrics
+	tracing *observe.Tracing
 }
 
 // bridge is the wired bridge: the run service and its HTTP handler.
@@ -57,13 +72,17 @@ func (b *bridge) closeAgents() {
 }
 
 // build wires the configured agents, the run service and the HTTP handler
-// over store.
-func build(cfg *config.Config, store tasks.Store, log *slog.Logger) *bridge {
+// over store, with the metrics and tracing of inst.
+func build(cfg *config.Config, store tasks.Store, log *slog.Logger, inst instruments) *bridge {
 	remotes := make(map[string]*remoteAgent, len(cfg.Agents))
 	specs := make([]tasks.AgentSpec, 0, len(cfg.Agents))
 	for _, a := range cfg.Agents {
-		r := newRemoteAgent(a)
+		r := newRemoteAgent(a, inst)
 		remotes[a.Name] = r
+		var runs tasks.RunObserver // stays a nil interface without metrics
+		if inst.metrics != nil {
+			runs = inst.metrics.Agent(a.Name)
+		}
 		specs = append(specs, tasks.AgentSpec{
 			Name: a.Name,
 			Connect: func(ctx context.Context) (tasks.Agent, error) {
@@ -82,16 +101,32 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger) *bridge {
 			InterruptTTL:   time.Duration(a.InterruptTTL),
 			StateKey:       a.StateKey,
 			MaxInlineBytes: int(cfg.Server.MaxInlineBytes),
+			Observer:       runs,
 		})
 	}
 	// Memory and embedded stores have this process as their only writer.
 	exclusive := cfg.Store.Kind == config.StoreMemory || cfg.Store.Kind == config.StoreEmbedded
-	svc := tasks.NewService(tasks.Options{Store: store, Agents: specs, Logger: log, ExclusiveStore: exclusive})
-	handler := aguihttp.New(aguihttp.Options{
+	var teamSpecs []tasks.TeamSpec
+	teams := make(map[string]*team, len(cfg.Teams))
+	for _, t := range cfg.Teams {
+		spec := tasks.TeamSpec{Name: t.Name, Description: t.Description, Strategy: t.Strategy, Members: t.Members}
+		if inst.metrics != nil {
+			spec.Observer = inst.metrics.Agent(t.Name)
+		}
+		teamSpecs = append(teamSpecs, spec)
+		tm := &team{cfg: t}
+		for _, m := range t.Members {
+			tm.members = append(tm.members, remotes[m])
+		}
+		teams[t.Name] = tm
+	}
+	svc := tasks.NewService(tasks.Options{Store: store, Agents: specs, Teams: teamSpecs, Logger: log, ExclusiveStore: exclusive,
+		Tracer: inst.tracing.Tracer()})
+	opts := aguihttp.Options{
 		Runner: aguihttp.RunnerFunc(func(ctx context.Context, agent string, in *agui.RunAgentInput) (aguihttp.Stream, error) {
 			return svc.StartRun(ctx, agent, in)
 		}),
-		Catalog:           &catalog{agents: remotes, store: store},
+		Catalog:           &catalog{agents: remotes, teams: teams, store: store, log: log},
 		Threads:           threads{svc},
 		Logger:            log,
 		MaxBodyBytes:      cfg.Server.MaxBodyBytes,
@@ -102,8 +137,14 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger) *bridge {
 		WSReadLimit:       cfg.Server.WSReadLimit,
 		WSPingInterval:    time.Duration(cfg.Server.WSPingInterval),
 		Console:           console.Handler(),
-	})
-	return &bridge{svc: svc, handler: handler, remotes: remotes}
+		Propagator:        inst.tracing.Propagator(),
+	}
+	if m := inst.metrics; m != nil {
+		opts.Metrics = m.Handler()
+		opts.SSEStreams = m.Streams(observe.TransportSSE)
+		opts.WebSockets = m.Streams(observe.TransportWebSocket)
+	}
+	return &bridge{svc: svc, handler: aguihttp.New(opts), remotes: remotes}
 }
 
 // threads adapts the run service's thread views to the HTTP handler.
@@ -136,12 +177,31 @@ func (t threads) Poll(ctx context.Context, agent, threadID string, after int64, 
 // finishes them into the journal — WebSockets close with 1001, then the
 // store closes.
 func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening func(net.Addr)) error {
-	store, err := openStore(ctx, cfg.Store)
+	tracing, err := observe.NewTracing(ctx, observe.TracingOptions{
+		Exporter: cfg.Tracing.Exporter, Endpoint: cfg.Tracing.Endpoint, SampleRatio: cfg.Tracing.SampleRatio,
+	})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	b := build(cfg, store, log)
+	defer func() {
+		// The spans of the last runs, cut or finished during shutdown.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		if err := tracing.Shutdown(ctx); err != nil {
+			log.Warn("export the last spans", "err", err)
+		}
+	}()
+	raw, err := openStore(ctx, cfg.Store)
+	if err != nil {
+		return err
+	}
+	defer raw.Close()
+	metrics := observe.NewMetrics()
+	store := tasks.ObserveStore(raw, cmp.Or(cfg.Store.Kind, config.StoreEmbedded), metrics)
+	if err := store.CountInterrupts(ctx); err != nil {
+		log.Warn("count pending interrupts", "err", err)
+	}
+	b := build(cfg, store, log, instruments{metrics: metrics, tracing: tracing})
 	defer b.closeAgents()
 	svc, handler := b.svc, b.handler
 	// Runs a previous process left in progress (it was stopped or killed)

@@ -22,6 +22,8 @@ import { format } from 'node:util';
 import { Observable } from 'rxjs';
 import WebSocket from 'ws';
 
+import { runTeam } from './teams.mjs';
+
 export const CLIENT_VERSIONS = ['1.0.0', '0.0.59', '0.0.36'];
 
 /** Client generations that understand interrupt outcomes and resume. */
@@ -289,7 +291,7 @@ export function countOccurrences(haystack, needle) {
 const oneLine = (s) => String(s).replace(/\s+/g, ' ').trim().slice(0, 600);
 
 /** Problems every run must be free of, whatever the scenario expects. */
-function genericProblems(rec) {
+export function genericProblems(rec) {
   const p = [];
   if (rec.timedOut) p.push(`timed out after ${rec.ms} ms (no terminal event)`);
   if (rec.error) p.push(`runAgent() rejected: ${oneLine(rec.error?.message ?? rec.error)}`);
@@ -309,7 +311,7 @@ function genericProblems(rec) {
   return p;
 }
 
-function describeTerminal(t) {
+export function describeTerminal(t) {
   if (!t) return 'no terminal event';
   if (t.type === 'RUN_ERROR') return `RUN_ERROR code=${JSON.stringify(t.code)} message=${JSON.stringify(t.message)}`;
   return `RUN_FINISHED outcome=${JSON.stringify(t.outcome ?? null)}`;
@@ -345,7 +347,7 @@ function toolCallsById(messages) {
  * `expect.tool` (with arguments `expect.args`, if given), with no tool result
  * yet, and an approve-with-edits responseSchema.
  */
-function toolApprovalProblems(ints, rec, messages, expect) {
+export function toolApprovalProblems(ints, rec, messages, expect) {
   const p = [];
   const calls = toolCallsById(messages);
   for (const i of ints) {
@@ -625,7 +627,7 @@ export async function newAgent(version, url, userText, initialState, transport =
  * exactly one tool message for it in the thread; with `toolResult` false no
  * TOOL_CALL_RESULT at all.
  */
-function resumeToolProblems(r, rec, messages, answered) {
+export function resumeToolProblems(r, rec, messages, answered) {
   const p = [];
   const ids = answered.filter((i) => i.reason === 'tool_call').map((i) => i.toolCallId);
   const again = rec.events.filter((e) => TOOL_CALL_STREAM.has(e.type));
@@ -805,6 +807,7 @@ async function resumeAfterSignIn(authorize, agent, url, pending, resume, timeout
  * the resumed run must leave the state on the task it signed in to.
  */
 export async function runScenario(s, version, url, timeoutMs, transport = 'sse') {
+  if (s.team) return runTeam(s, version, url, timeoutMs, transport);
   if (s.frontendTool) return runFrontendTool(s, version, url, timeoutMs, transport);
   if (s.cancel) return runCancel(s, version, url, timeoutMs, transport);
   const agent = await newAgent(version, url, s.text, s.initialState, transport);
@@ -855,10 +858,10 @@ export function withCancelsURL(s, agentBase) {
   return { ...s, cancel: { ...s.cancel, cancelsURL: new URL('cancels', agentBase).href } };
 }
 
-/** GET or POST `url` outside the fetch tap (no part of a run); resolves to {status, json} or {error}. */
-async function sideRequest(method, url, deadline) {
+/** GET or POST `url` outside the fetch tap (no part of a run); resolves to {status, json, text} or {error}. */
+export async function sideRequest(method, url, deadline, headers = {}) {
   try {
-    const res = await realFetch(url, { method, signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) });
+    const res = await realFetch(url, { method, headers, signal: AbortSignal.timeout(Math.max(1, deadline - Date.now())) });
     const text = await res.text();
     let json;
     try {
@@ -935,7 +938,7 @@ async function runCancel(s, version, url, timeoutMs, transport) {
 }
 
 /** The events of a run as the server sent them (the data: lines of the SSE bodies, the WebSocket envelopes). */
-function rawEvents(rec) {
+export function rawEvents(rec) {
   const out = [];
   for (const ex of rec.exchanges) {
     for (const line of ex.raw.split('\n')) {
@@ -952,7 +955,7 @@ function rawEvents(rec) {
 }
 
 /** Events whose number depends on when a polled agent was looked at, not on the transport. */
-const TIMING = new Set(['STEP_STARTED', 'STEP_FINISHED', 'STATE_SNAPSHOT', 'STATE_DELTA']);
+export const TIMING = new Set(['STEP_STARTED', 'STEP_FINISHED', 'STATE_SNAPSHOT', 'STATE_DELTA']);
 
 /**
  * shape is what two runs of the same scenario over different transports
@@ -962,18 +965,22 @@ const TIMING = new Set(['STEP_STARTED', 'STEP_FINISHED', 'STATE_SNAPSHOT', 'STAT
  * without streaming was polled (its final state is checked on every run).
  */
 export function shape(result) {
+  if (result.shape !== undefined) return result.shape; // a team's: per member (lib/teams.mjs)
   return result.runs
     .map((rec) =>
       rec.events
         .filter((e) => !TIMING.has(e.type))
-        .map((e) => {
-          const text = typeof e.delta === 'string' ? e.delta : undefined;
-          const detail = text ?? e.toolCallName ?? e.code ?? (e.type === 'RUN_FINISHED' ? e.outcome?.type : undefined) ?? e.name ?? '';
-          return `${e.type}${detail === '' ? '' : ` ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`}`;
-        })
+        .map(eventShape)
         .join('\n'),
     )
     .join('\n--- next run ---\n');
+}
+
+/** eventShape is one event in a shape: its type and its text delta, tool name, code, outcome or name. */
+export function eventShape(e) {
+  const text = typeof e.delta === 'string' ? e.delta : undefined;
+  const detail = text ?? e.toolCallName ?? e.code ?? (e.type === 'RUN_FINISHED' ? e.outcome?.type : undefined) ?? e.name ?? '';
+  return `${e.type}${detail === '' ? '' : ` ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`}`;
 }
 
 /** The RUN_FINISHED event of a run, as the client applied it. */

@@ -106,6 +106,41 @@ function waitCount(page, n) {
   }, n);
 }
 
+// memberAnswer is the assistant message holding `text`, with the member it
+// is attributed to: the sub-agent badge in its header, and the sub-agent
+// (SUBAGENT_STARTED) that badge's subagentRunId names in the timeline.
+async function memberOf(page, text) {
+  const article = page.locator('#timeline article[data-kind="text"]').filter({ hasText: text });
+  const n = await article.count();
+  check(n === 1, `${n} assistant messages hold ${JSON.stringify(text)}, want 1`);
+  const badge = article.locator('header .subagent-badge');
+  check((await badge.count()) === 1, `the message ${JSON.stringify(text)} has no sub-agent badge: ${await article.innerHTML()}`);
+  const runId = await badge.getAttribute('data-subagent-run-id');
+  const sub = page.locator(`#timeline [data-kind="subagent"][data-subagent-run-id="${runId}"]`);
+  check((await sub.count()) === 1, `the badge of ${JSON.stringify(text)} names sub-agent run ${runId}, which the timeline does not show`);
+  return { badge: (await badge.innerText()).trim(), subagent: (await sub.locator('strong').innerText()).trim(), runId };
+}
+
+// badgeOf is the text of the one sub-agent badge inside `scope`.
+async function badgeOf(scope, what) {
+  const badge = scope.locator('.subagent-badge');
+  const n = await badge.count();
+  check(n === 1, `${what}: ${n} sub-agent badges, want 1`);
+  return (await badge.innerText()).trim();
+}
+
+async function expectMember(page, text, member) {
+  const got = await memberOf(page, text);
+  check(got.badge === member && got.subagent === member, `${JSON.stringify(text)} is attributed to ${JSON.stringify(got)}, want ${member}`);
+  const tl = await timelineText(page);
+  check(occurrences(tl, text) === 1, `${JSON.stringify(text)} shown ${occurrences(tl, text)} times`);
+  return got;
+}
+
+// subagentRuns are the sub-agent lines of the timeline: [{name, status}].
+const subagentRuns = (page) =>
+  page.locator('#timeline [data-kind="subagent"]').evaluateAll((els) => els.map((el) => ({ name: el.querySelector('strong')?.textContent, status: [...el.classList].find((c) => c !== 'subagent' && c !== 'item') })));
+
 async function journal(bridge, agent, threadId) {
   const events = [];
   let after = 0;
@@ -344,6 +379,73 @@ const scenarios = [
       check(expectCounting(await assistantBody(page).innerText(), 'after the restart') === 100, 'the counter reached 100');
       check((await page.locator('#timeline [data-kind="text"]').count()) === 1, 'one answer message');
       check((await page.locator('#timeline [data-kind="run-end"]').count()) === 1, 'the run ended once');
+    },
+  },
+  {
+    name: 'console-team-concierge',
+    what: 'team concierge: both members ask, one form answers both; every question and answer shows its member; the same after a reload',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge, 'concierge');
+      const entry = page.locator('[data-agent="concierge"]');
+      check((await entry.locator('.badge.team').count()) === 1, 'the agent list marks concierge as a team');
+      check((await entry.innerText()).includes('members: asker, approver'), `the agent list names the members: ${await entry.innerText()}`);
+      await pickAgent(page, 'concierge');
+      await send(page, 'What is the weather? And book me a flight to Lisbon');
+      await status(page, 'interrupted');
+      const waiting = await subagentRuns(page);
+      check(JSON.stringify(waiting.map((r) => `${r.name} ${r.status}`).sort()) === JSON.stringify(['approver suspended', 'asker suspended']), `sub-agents after run 1: ${JSON.stringify(waiting)}`);
+      await expectMember(page, 'Which city should I check?', 'asker');
+      await expectMember(page, "I'd like to book flight LH123 to Lisbon on 2026-12-24 for 2 passengers. Approve?", 'approver');
+      const call = page.locator('[data-kind="tool"][data-tool-name="book_flight"]');
+      check((await badgeOf(call, 'the proposed call')) === 'approver', 'the proposed call shows its member');
+      // One form for both interrupts, each part naming its member.
+      const form = page.getByRole('form', { name: 'Answer the agent' });
+      const asks = form.locator('fieldset.interrupt').filter({ hasText: 'Which city should I check?' });
+      const approval = form.locator('fieldset.interrupt.tool-approval');
+      check((await badgeOf(asks, 'the question part of the form')) === 'asker', 'the question part of the form names asker');
+      check((await badgeOf(approval, 'the approval part of the form')) === 'approver', 'the approval part of the form names approver');
+      await page.screenshot({ path: path.join(shots, 'console-team-concierge-interrupted.png') });
+      await asks.getByLabel('city').fill('Lisbon');
+      await approval.getByRole('button', { name: 'Approve', exact: true }).click();
+      await form.getByRole('button', { name: 'Send answers' }).click();
+      await status(page, 'finished');
+      const weather = 'The weather in Lisbon is sunny.';
+      const booked = 'Booked LH123 to Lisbon for 2 passengers. Confirmation ABC123.';
+      const w = await expectMember(page, weather, 'asker');
+      const b = await expectMember(page, booked, 'approver');
+      check(w.runId !== b.runId, 'the two answers come from two sub-agent runs');
+      const answered = await page.locator('#timeline [data-kind="resume"] .subagent-badge').allInnerTexts();
+      check(JSON.stringify(answered.map((t) => t.trim()).sort()) === JSON.stringify(['approver', 'asker']), `"You answered" names the members answered: ${JSON.stringify(answered)}`);
+      const done = (await subagentRuns(page)).slice(2);
+      check(JSON.stringify(done.map((r) => `${r.name} ${r.status}`).sort()) === JSON.stringify(['approver finished', 'asker finished']), `sub-agents after the resume: ${JSON.stringify(done)}`);
+      check((await call.locator('.tool-result').innerText()).includes('ABC123'), 'the booking result is on the call');
+      // Rebuilt from the journal, the page attributes everything the same way.
+      await page.reload();
+      await page.locator('[data-agent="concierge"][aria-pressed="true"]').waitFor();
+      await status(page, 'finished');
+      check((await memberOf(page, weather)).runId === w.runId && (await memberOf(page, booked)).runId === b.runId, 'after the reload the answers keep their sub-agent runs');
+      await expectMember(page, weather, 'asker');
+      await expectMember(page, booked, 'approver');
+      await expectMember(page, 'Which city should I check?', 'asker');
+    },
+  },
+  {
+    name: 'console-team-pipeline',
+    what: 'team pipeline: the narrator answers, then the streamer answers the narrator; each answer shows its member',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge, 'pipeline');
+      await pickAgent(page, 'pipeline');
+      await send(page, 'Find the tallest tower');
+      await status(page, 'finished');
+      const narrated = 'Here is what I found about “Find the tallest tower”: all sources agree.';
+      const streamed = `You said: ${narrated.slice(0, -1)}. Here is a streamed answer.`;
+      await expectMember(page, streamed, 'streamer');
+      // The narrator's answer is quoted in the streamer's: its own message holds it exactly.
+      const own = page.locator('#timeline article[data-kind="text"]').filter({ hasText: narrated }).filter({ hasNotText: 'You said:' });
+      check((await own.count()) === 1, `${await own.count()} narrator messages hold the narrator's answer`);
+      check((await badgeOf(own.locator('header'), 'the narrator\'s answer')) === 'narrator', 'the narrator\'s answer shows the narrator');
+      const runs = await subagentRuns(page);
+      check(JSON.stringify(runs) === JSON.stringify([{ name: 'narrator', status: 'finished' }, { name: 'streamer', status: 'finished' }]), `sub-agents: ${JSON.stringify(runs)}`);
     },
   },
   {

@@ -20,6 +20,10 @@ type Options struct {
 	Delay time.Duration
 	// Logger receives the a2asrv server logs. Nil means they are discarded.
 	Logger *slog.Logger
+	// CallInterceptor, when set, also sees every call the agents receive,
+	// on every binding (tests read what reached the agent: its service
+	// parameters, such as the traceparent the bridge sends).
+	CallInterceptor a2asrv.CallInterceptor
 }
 
 func (o Options) delay() time.Duration {
@@ -204,4 +208,24 @@ func catalog(opts Options, quit <-chan struct{}) []Agent {
 
 func skill(id, name, description string, tags ...string) a2a.AgentSkill {
 	return a2a.AgentSkill{ID: id, Name: name, Description: description, Tags: tags}
+}
+
+// Team is a demo team: demo agents behind one endpoint (config teams:).
+type Team struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Strategy    string   `json:"strategy"`
+	Members     []string `json:"members"`
+}
+
+// Teams returns the demo teams, one per strategy, over the demo agents.
+func Teams() []Team {
+	return []Team{
+		{Name: "concierge", Strategy: "parallel", Members: []string{"asker", "approver"},
+			Description: "The weather agent and the flight booker at once: each asks its question, one resume answers both."},
+		{Name: "desk", Strategy: "router", Members: []string{"asker", "approver", "streamer"},
+			Description: "Sends each message to the member whose skills match it (weather, flight booking, anything else)."},
+		{Name: "pipeline", Strategy: "sequential", Members: []string{"narrator", "streamer"},
+			Description: "The narrator researches; its answer becomes the streamer's input."},
+	}
 }

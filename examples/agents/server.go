@@ -131,9 +131,13 @@ func Start(ctx context.Context, addr string, opts Options) (*Server, error) {
 
 		cancels := &cancelLog{}
 		s.cancels[agent.Name] = cancels
+		interceptors := []a2asrv.CallInterceptor{cancels}
+		if opts.CallInterceptor != nil {
+			interceptors = append(interceptors, opts.CallInterceptor)
+		}
 		handler := a2asrv.NewHandler(agent.Executor,
 			a2asrv.WithLogger(logger.With("agent", agent.Name)),
-			a2asrv.WithCallInterceptors(cancels),
+			a2asrv.WithCallInterceptors(interceptors...),
 			// Reject what the card does not offer (streaming for Blocking,
 			// push everywhere), as a real agent would.
 			a2asrv.WithCapabilityChecks(&card.Capabilities),

@@ -107,12 +107,18 @@ func sample(key tasks.ThreadKey) *tasks.Thread {
 				ResponseSchema: map[string]any{"type": "object"}, Metadata: map[string]any{"a2a": map[string]any{"taskId": "task-1"}}},
 			ExpiresAt: time.Date(2026, 5, 1, 13, 0, 0, 0, time.UTC), TaskID: "task-1", ContextID: "ctx-1",
 			State: "TASK_STATE_INPUT_REQUIRED", ToolCall: &mapping.ToolCallRef{CallID: "c1", Name: "book", Args: json.RawMessage(`{"n":2}`), ToolCallID: "tc1"},
+			Member: "travel",
 		}},
 		Resolved:       []tasks.ResolvedInterrupt{{ID: "int-0", Status: "resolved", PayloadHash: "ab", RunID: "run-0", AfterSeq: 3, At: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}},
 		ActiveResolved: []tasks.ResolvedInterrupt{{ID: "int-9", Status: "cancelled", RunID: "run-1", AfterSeq: 7, At: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}},
 		ToolCalls:      []mapping.ToolCallRef{{CallID: "c1", Name: "book", Args: json.RawMessage(`{"n":2}`), ToolCallID: "tc1"}},
 		FrontendCalls:  []mapping.ToolCallRef{{CallID: "f1", Name: "paint", Args: json.RawMessage(`{}`), ToolCallID: "tc2", Frontend: true}},
 		StateVersion:   7,
+		Members: map[string]*tasks.MemberRecord{
+			"travel":  {ContextID: "ctx-t", TaskID: "task-t", TaskState: "TASK_STATE_COMPLETED", TaskArtifacts: []string{"a1"}},
+			"weather": {ContextID: "ctx-w"},
+		},
+		Routed: "travel",
 	}
 }
 

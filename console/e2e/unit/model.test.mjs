@@ -124,6 +124,33 @@ test('MESSAGES_SNAPSHOT puts messages the page lacks where the conversation has 
   ]);
 });
 
+test('a team member\'s message keeps its attribution, from a snapshot and back into the next run', () => {
+  const m = fold(envelopes('r2', [
+    { type: 'RUN_STARTED', threadId: 't', runId: 'r2' },
+    {
+      type: 'MESSAGES_SNAPSHOT',
+      messages: [
+        { id: 'u1', role: 'user', content: 'Weather and a flight' },
+        { id: 'a1', role: 'assistant', content: 'Which city?', name: 'asker', subagentRunId: 's-asker' },
+      ],
+    },
+    { type: 'SUBAGENT_STARTED', subagentRunId: 's-asker-2', name: 'asker' },
+    { type: 'TEXT_MESSAGE_START', messageId: 'a2', role: 'assistant', name: 'asker', subagentRunId: 's-asker-2' },
+    { type: 'TEXT_MESSAGE_CONTENT', messageId: 'a2', delta: 'Sunny.', subagentRunId: 's-asker-2' },
+    { type: 'TEXT_MESSAGE_END', messageId: 'a2', subagentRunId: 's-asker-2' },
+    { type: 'SUBAGENT_FINISHED', subagentRunId: 's-asker-2' },
+    { type: 'RUN_FINISHED', threadId: 't', runId: 'r2' },
+  ]));
+  const a1 = m.messages.get('a1');
+  assert.equal(a1.name, 'asker');
+  assert.equal(a1.subagentRunId, 's-asker');
+  assert.deepEqual(conversation(m), [
+    { id: 'u1', role: 'user', content: 'Weather and a flight' },
+    { id: 'a1', role: 'assistant', content: 'Which city?', name: 'asker', subagentRunId: 's-asker' },
+    { id: 'a2', role: 'assistant', content: 'Sunny.', name: 'asker', subagentRunId: 's-asker-2' },
+  ]);
+});
+
 test('the user messages of a thread another browser started are placed by run', () => {
   const journal = [
     ...envelopes('r1', [

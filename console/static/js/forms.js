@@ -119,8 +119,9 @@ function schemaForm(schema, prefills) {
 // interruptsForm draws one fieldset per pending interrupt and calls
 // onAnswer(resumeEntries) with an entry for every one of them (the bridge
 // wants them all answered at once), or onCancel() for "cancel them all".
-// toolCall(id) gives a tool call's {name, args} for tool_call interrupts.
-export function interruptsForm(interrupts, { toolCall, onAnswer, onCancel }) {
+// toolCall(id) gives a tool call's {name, args} for tool_call interrupts;
+// member(interrupt) the team member that asks, if any.
+export function interruptsForm(interrupts, { toolCall, member = () => null, onAnswer, onCancel }) {
   const single = interrupts.length === 1;
   const decisions = interrupts.map((it) => {
     const call = it.toolCallId ? toolCall(it.toolCallId) : null;
@@ -137,8 +138,10 @@ export function interruptsForm(interrupts, { toolCall, onAnswer, onCancel }) {
       }
     }
     const form = schemaForm(it.responseSchema, prefills);
+    const who = member(it);
     const fs = h('fieldset', { class: `interrupt ${isTool ? 'tool-approval' : ''}`, dataset: { interruptId: it.id, reason: it.reason } },
-      h('legend', {}, REASON_TITLES[it.reason] ?? it.reason, isTool && call?.name ? h('code', {}, ` ${call.name}`) : null),
+      h('legend', {}, REASON_TITLES[it.reason] ?? it.reason, isTool && call?.name ? h('code', {}, ` ${call.name}`) : null,
+        who ? h('span', { class: 'badge subagent-badge', title: `asked by ${who}`, dataset: { subagentRunId: it.subagentRunId } }, who) : null),
       it.message ? h('p', { class: 'interrupt-message' }, it.message) : null);
     const auth = it.metadata?.a2a?.auth;
     if (auth) fs.append(h('pre', { class: 'auth' }, JSON.stringify(auth, null, 2)));

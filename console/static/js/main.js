@@ -192,6 +192,8 @@ function renderInterrupts() {
   box.append(
     interruptsForm(m.interrupts, {
       toolCall: (id) => m.toolCalls.get(id),
+      // A team's interrupts name the member that asks (1.0: subagentRunId).
+      member: (it) => (it.subagentRunId ? m.subagents.get(it.subagentRunId)?.name ?? it.metadata?.a2a?.agent ?? null : null),
       onAnswer: (entries) => startRun({ resume: entries }),
       onCancel: () => startRun({ resume: m.interrupts.map((i) => ({ interruptId: i.id, status: 'cancelled' })) }),
     }),
@@ -235,6 +237,10 @@ function applyBackground(m) {
   else delete pane.dataset.background;
 }
 
+// isTeam: GET /agents and GET /agents/{name} describe a team with its
+// `team` ({strategy, members}) and the identity type "a2a-team".
+const isTeam = (a) => Boolean(a?.team) || a?.capabilities?.identity?.type === 'a2a-team';
+
 function renderAgents() {
   const filter = $('agent-filter').value.trim().toLowerCase();
   const list = $('agents');
@@ -242,7 +248,7 @@ function renderAgents() {
     ...app.agents
       .filter((a) => !filter || a.name.toLowerCase().includes(filter) || (a.description ?? '').toLowerCase().includes(filter))
       .map((a) => {
-        const team = a.kind === 'team';
+        const team = isTeam(a);
         const members = (a.capabilities?.multiAgent?.subagents ?? []).map((s) => (typeof s === 'string' ? s : s.name)).filter(Boolean);
         const health = a.health?.status ?? 'unknown';
         return h('li', {},
@@ -290,7 +296,7 @@ function renderAgentHeading(info) {
   const chips = [
     info.health?.binding,
     caps.a2a?.streaming === false ? 'no streaming' : caps.a2a?.streaming ? 'streaming' : null,
-    info.kind === 'team' ? `team of ${(caps.multiAgent?.subagents ?? []).length}` : null,
+    isTeam(info) ? `team of ${(caps.multiAgent?.subagents ?? []).length}${info.team?.strategy ? ` · ${info.team.strategy}` : ''}` : null,
     ...(info.skills ?? []).map((sk) => `skill: ${sk.name || sk.id}`),
   ].filter(Boolean);
   el.replaceChildren(
@@ -488,7 +494,7 @@ async function selectAgent(name, threadId = null) {
   renderAgents();
   renderAgentHeading(app.agents.find((a) => a.name === name) ?? { name });
   api.getAgent(name).then(
-    (info) => app.agent === name && renderAgentHeading({ ...info, kind: info.kind ?? app.agents.find((a) => a.name === name)?.kind }),
+    (info) => app.agent === name && renderAgentHeading(info),
     () => {},
   );
   if (threadId) await openThread(threadId);

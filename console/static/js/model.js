@@ -399,7 +399,9 @@ function reconcile(m, messages) {
     const content = typeof msg.content === 'string' ? msg.content : contentText(msg.content);
     if (!item) {
       const kind = msg.role === 'user' ? 'user' : 'text';
-      item = insertAfter(m, prev, { kind, id: msg.id, role: msg.role, content: content ?? '', open: false, runId: prev?.runId, toolCalls: [] });
+      // A member's message keeps its attribution (name, 1.0 subagentRunId).
+      const attrib = { ...(msg.name && { name: msg.name }), ...(msg.subagentRunId && { subagentRunId: msg.subagentRunId }) };
+      item = insertAfter(m, prev, { kind, id: msg.id, role: msg.role, content: content ?? '', open: false, runId: prev?.runId, toolCalls: [], ...attrib });
       m.messages.set(msg.id, item);
     } else if (item.kind === 'text' && !item.open && content != null && item.content !== content) {
       item.content = content;
@@ -450,6 +452,9 @@ export function conversation(m) {
       const a = assistantFor(it.id);
       if (it.role && it.role !== 'assistant') a.role = it.role;
       if (it.content) a.content = it.content;
+      // A team member's message goes back attributed, as a 1.0 client keeps it.
+      if (it.name) a.name = it.name;
+      if (it.subagentRunId) a.subagentRunId = it.subagentRunId;
     } else if (it.kind === 'tool' && it.name) {
       const a = assistantFor(it.parentMessageId ?? it.id);
       (a.toolCalls ??= []).push({ id: it.id, type: 'function', function: { name: it.name, arguments: it.args || '{}' } });

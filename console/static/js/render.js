@@ -104,13 +104,17 @@ function renderItem(item, model, ctx) {
         h('header', {}, 'You'), h('div', { class: 'body' }, item.content ?? ''));
     case 'resume': {
       const byId = new Map((item.interrupts ?? []).map((i) => [i.id, i]));
+      // Each answer names the team member it goes to.
+      const to = (i) => (i?.subagentRunId ? h('span', { class: 'badge subagent-badge', dataset: { subagentRunId: i.subagentRunId } }, model.subagents.get(i.subagentRunId)?.name ?? i.metadata?.a2a?.agent ?? shortId(i.subagentRunId)) : null);
       return h('article', { class: 'msg user resume', dataset: { kind: 'resume' } },
         h('header', {}, 'You answered'),
-        h('div', { class: 'body' }, item.entries.map((en) => h('div', {}, describeResume(en, byId.get(en.interruptId))))));
+        h('div', { class: 'body' }, item.entries.map((en) => h('div', {}, describeResume(en, byId.get(en.interruptId)), to(byId.get(en.interruptId))))));
     }
     case 'text':
+      // A team member's message is headed by its badge alone: the badge
+      // is the member's name, tied to its sub-agent run.
       return h('article', { class: `msg assistant${item.open ? ' streaming' : ''}`, dataset: { kind: 'text', messageId: item.id } },
-        h('header', {}, item.name || (item.role !== 'assistant' ? item.role : ctx.agentName) || 'Agent', badge),
+        h('header', {}, badge && badge.textContent === item.name ? null : item.name || (item.role !== 'assistant' ? item.role : ctx.agentName) || 'Agent', badge),
         h('div', { class: 'body' }, item.content));
     case 'reasoning': {
       const d = h('details', { class: 'reasoning', dataset: { kind: 'reasoning', messageId: item.id }, open: ctx.isOpen(item.id, true) },

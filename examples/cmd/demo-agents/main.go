@@ -3,7 +3,8 @@
 //
 // Once listening it prints one line of JSON to stdout,
 //
-//	{"agents":{"streamer":{"url":"http://127.0.0.1:PORT/streamer/","urlV03":"…/streamer/v03/","grpc":"127.0.0.1:PORT"}, …}}
+//	{"agents":{"streamer":{"url":"http://127.0.0.1:PORT/streamer/","urlV03":"…/streamer/v03/","grpc":"127.0.0.1:PORT"}, …},
+//	 "teams":[{"name":"concierge","strategy":"parallel","members":["asker","approver"],…}, …]}
 //
 // and serves until SIGINT or SIGTERM, then shuts down gracefully. Logs go to stderr.
 package main
@@ -67,7 +68,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	startup := struct {
 		Agents map[string]endpoint `json:"agents"`
-	}{Agents: make(map[string]endpoint)}
+		// Teams are the demo teams over these agents, for a bridge config.
+		Teams []agents.Team `json:"teams"`
+	}{Agents: make(map[string]endpoint), Teams: agents.Teams()}
 	for _, name := range srv.Names() {
 		startup.Agents[name] = endpoint{URL: srv.URL(name), URLV03: srv.URLv03(name), GRPC: srv.GRPCAddr(name)}
 	}

@@ -1,0 +1,341 @@
+package mapping
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/a2a-agui-bridge/bridge/agui"
+)
+
+// TeamOptions configure a Team.
+type TeamOptions struct {
+	ThreadID string
+	RunID    string
+	// Name is the team's name; Strategy its strategy (router, parallel,
+	// sequential), shown in the state.
+	Name     string
+	Strategy string
+	V1       bool
+	Now      func() int64
+	// Input is the run's request: its state is the client's, and its
+	// messages start the conversation.
+	Input *agui.RunAgentInput
+	// StateKey is the shared-state key the team owns; default "a2a".
+	StateKey string
+	// PreviousView is the team's part of the shared state as the thread's
+	// last run left it (see Team for its shape); StateVersion its version.
+	PreviousView json.RawMessage
+	StateVersion int64
+	// Reconcile starts the run with a MESSAGES_SNAPSHOT of Input's messages.
+	Reconcile bool
+	// Resumed: the run's RUN_STARTED is already in the journal (a run
+	// continued after a restart); only its end is left to write.
+	Resumed bool
+}
+
+// Team produces the AG-UI run of a team: the run's own events (RUN_STARTED,
+// the state snapshots, MESSAGES_SNAPSHOT, the terminal event) around the
+// events of its members, each produced by a member-mode Translator (see
+// Member). It is not safe for concurrent use.
+//
+// The team owns one key of the shared state (StateKey):
+//
+//	{"team": name, "strategy": …, "route": {…}, "members": {member: view}}
+//
+// where each member's view is what a single agent's run keeps under its
+// own key (task, artifacts, files, pending interrupts), so a client sees
+// every member's task side by side.
+type Team struct {
+	opt          TeamOptions
+	doc          map[string]any
+	members      map[string]*Translator
+	order        []string // members in the order they joined the run
+	stateVersion int64
+	started      bool
+	done         bool
+	lastStamp    int64 // the latest timestamp the run has shown
+}
+
+// NewTeam returns the Team of one run.
+func NewTeam(opt TeamOptions) *Team {
+	t := &Team{opt: opt, members: map[string]*Translator{}, stateVersion: opt.StateVersion, doc: map[string]any{},
+		started: opt.Resumed}
+	if len(opt.PreviousView) > 0 {
+		var prev map[string]any
+		if err := json.Unmarshal(opt.PreviousView, &prev); err == nil && prev != nil {
+			t.doc = prev
+		}
+	}
+	t.doc["team"] = opt.Name
+	t.doc["strategy"] = opt.Strategy
+	if _, ok := t.doc["members"].(map[string]any); !ok {
+		t.doc["members"] = map[string]any{}
+	}
+	return t
+}
+
+func (t *Team) stateKey() string {
+	if t.opt.StateKey != "" {
+		return t.opt.StateKey
+	}
+	return StateKey
+}
+
+// SubagentRunID is the id of member's invocation in this run.
+func (t *Team) SubagentRunID(member string) string {
+	return nameUUID("subagent", t.opt.ThreadID, t.opt.RunID, member)
+}
+
+// Member returns the translator for member's part of the run; opt holds
+// what is particular to the member (its agent name, known tool calls, the
+// task it resumes, …); the run-wide fields are the team's. Calling it
+// again for the same member returns the same translator.
+func (t *Team) Member(name, description string, opt Options) *Translator {
+	if tr := t.members[name]; tr != nil {
+		return tr
+	}
+	opt.ThreadID, opt.RunID, opt.V1, opt.Now, opt.Input = t.opt.ThreadID, t.opt.RunID, t.opt.V1, t.opt.Now, t.opt.Input
+	opt.Member = &Member{Name: name, Description: description, SubagentRunID: t.SubagentRunID(name),
+		StatePath: "/" + escapePointer(t.stateKey()) + "/members/" + escapePointer(name)}
+	if v, ok := t.views()[name]; ok {
+		opt.PreviousView, _ = json.Marshal(v)
+	}
+	opt.Prior, opt.Reconcile = nil, false
+	tr := New(opt)
+	t.members[name] = tr
+	t.order = append(t.order, name)
+	return tr
+}
+
+func (t *Team) views() map[string]any {
+	v, _ := t.doc["members"].(map[string]any)
+	return v
+}
+
+// Start produces RUN_STARTED and the full state. It is idempotent.
+func (t *Team) Start() []agui.Event {
+	if t.started {
+		return nil
+	}
+	t.started = true
+	ev := &agui.RunStarted{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID}
+	if t.opt.V1 {
+		ev.ProtocolVersion = "1.0"
+	}
+	out := t.emit(nil, ev)
+	out = t.emit(out, &agui.StateSnapshot{Base: agui.Base{Metadata: t.stateMeta()}, Snapshot: t.State()})
+	if t.opt.Reconcile {
+		out = t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
+	}
+	return out
+}
+
+// Pass hands on a member's events, giving its state changes the run's
+// state version.
+func (t *Team) Pass(events []agui.Event) []agui.Event {
+	for _, e := range events {
+		if d, ok := e.(*agui.StateDelta); ok {
+			t.stateVersion++
+			d.Metadata = t.stateMeta()
+		}
+		t.inOrder(e)
+	}
+	return events
+}
+
+// inOrder keeps the run's timestamps from going back: a member's event
+// made before the run's (held while no member had answered, or waiting
+// for its turn) takes the time of the last one shown.
+func (t *Team) inOrder(e agui.Event) {
+	b := agui.BaseOf(e)
+	if b.Timestamp == 0 {
+		return
+	}
+	if b.Timestamp < t.lastStamp {
+		b.Timestamp = t.lastStamp
+	}
+	t.lastStamp = b.Timestamp
+}
+
+// Route shows which member a router picked and why: a CUSTOM a2a.route
+// event, and the choice in the team's state.
+func (t *Team) Route(member string, score float64, reason string) []agui.Event {
+	route := map[string]any{"member": member, "score": score, "reason": reason}
+	raw, _ := json.Marshal(route)
+	out := t.emit(nil, &agui.Custom{Name: "a2a.route", Value: raw})
+	t.doc["route"] = route
+	t.stateVersion++
+	val, _ := json.Marshal(route)
+	return t.emit(out, &agui.StateDelta{Base: agui.Base{Metadata: t.stateMeta()},
+		Delta: []agui.PatchOp{{Op: "add", Path: "/" + escapePointer(t.stateKey()) + "/route", Value: val}}})
+}
+
+// Done reports whether the run's terminal event was produced.
+func (t *Team) Done() bool { return t.done }
+
+// Fail ends the run with RUN_ERROR; members still open must have been
+// ended first (their Fail).
+func (t *Team) Fail(code, message string) []agui.Event {
+	if t.done {
+		return nil
+	}
+	out := t.Start()
+	t.done = true
+	return t.emit(out, &agui.RunError{Message: message, Code: code})
+}
+
+// Finish ends the run once every member that took part is done: with the
+// interrupts of every member that waits for input (one interrupt outcome,
+// ids namespaced per member), else with RUN_FINISHED if any member
+// succeeded, else with RUN_ERROR (every member failed).
+func (t *Team) Finish() []agui.Event {
+	if t.done {
+		return nil
+	}
+	out := t.Start()
+	var interrupts []agui.Interrupt
+	var pending []string
+	var failures []string
+	failed, cancelled := 0, 0
+	for _, name := range t.order {
+		o := t.members[name].Outcome()
+		for _, p := range t.members[name].Interrupts() {
+			interrupts = append(interrupts, p.Interrupt)
+		}
+		pending = append(pending, o.PendingToolCalls...)
+		if o.Failed {
+			failed++
+			if o.Code == CodeCancelled {
+				cancelled++
+			}
+			failures = append(failures, fmt.Sprintf("%s: %s", name, o.Message))
+		}
+	}
+	t.done = true
+	switch {
+	case len(interrupts) > 0:
+		t.stateVersion++
+		out = t.emit(out, &agui.StateSnapshot{Base: agui.Base{Metadata: t.stateMeta()}, Snapshot: t.State()})
+		out = t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
+		return t.emit(out, &agui.RunFinished{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID,
+			Outcome: &agui.Outcome{Type: agui.OutcomeInterrupt, Interrupts: interrupts}})
+	case len(t.order) > 0 && cancelled == len(t.order):
+		if t.opt.V1 {
+			return t.emit(out, &agui.RunFinished{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID,
+				Outcome: &agui.Outcome{Type: agui.OutcomeCancelled}})
+		}
+		return t.emit(out, &agui.RunError{Message: "The task was cancelled.", Code: CodeCancelled})
+	case len(t.order) > 0 && failed == len(t.order):
+		code := CodeTeamFailed
+		if len(t.order) == 1 {
+			code = t.members[t.order[0]].Outcome().Code
+		}
+		return t.emit(out, &agui.RunError{Message: "Every member failed: " + strings.Join(failures, "; "), Code: code})
+	}
+	finished := &agui.RunFinished{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID}
+	if len(pending) > 0 && t.opt.V1 {
+		finished.Outcome = &agui.Outcome{Type: agui.OutcomeSuccess, PendingToolCallIDs: pending}
+	}
+	return t.emit(out, finished)
+}
+
+// CodeTeamFailed is RUN_ERROR.code when every member of a team failed.
+const CodeTeamFailed = "team_failed"
+
+// Interrupts are the interrupts the run ended with, every member's.
+func (t *Team) Interrupts() []PendingInterrupt {
+	var out []PendingInterrupt
+	for _, name := range t.order {
+		for _, p := range t.members[name].Interrupts() {
+			p.Member = name
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Conversation is the thread's messages after this run: the client's own,
+// then each member's in the order the members joined the run.
+func (t *Team) Conversation() []agui.Message {
+	var out []agui.Message
+	seen := map[string]bool{}
+	if t.opt.Input != nil {
+		for _, m := range t.opt.Input.Messages {
+			if m.Role != agui.RoleActivity {
+				out = append(out, m)
+				seen[m.ID] = true
+			}
+		}
+	}
+	for _, name := range t.order {
+		for _, m := range t.members[name].Messages() {
+			if !seen[m.ID] {
+				out = append(out, m)
+				seen[m.ID] = true
+			}
+		}
+	}
+	return out
+}
+
+// View is the team's part of the shared state now, with every member's
+// current view.
+func (t *Team) View() json.RawMessage {
+	b, _ := json.Marshal(t.currentDoc())
+	return b
+}
+
+func (t *Team) currentDoc() map[string]any {
+	doc := maps.Clone(t.doc)
+	views := maps.Clone(t.views())
+	if views == nil {
+		views = map[string]any{}
+	}
+	for _, name := range t.order {
+		var v any
+		if json.Unmarshal(t.members[name].View(), &v) == nil {
+			views[name] = v
+		}
+	}
+	doc["members"] = views
+	return doc
+}
+
+// State is the client's shared state with the team's key replaced by
+// View.
+func (t *Team) State() json.RawMessage {
+	state := map[string]any{}
+	if t.opt.Input != nil && len(t.opt.Input.State) > 0 {
+		var client map[string]any
+		dec := json.NewDecoder(bytes.NewReader(t.opt.Input.State))
+		dec.UseNumber()
+		if err := dec.Decode(&client); err == nil && client != nil {
+			state = client
+		}
+	}
+	state[t.stateKey()] = t.currentDoc()
+	b, err := json.Marshal(state)
+	if err != nil {
+		return json.RawMessage(`{}`)
+	}
+	return b
+}
+
+// StateVersion is the version of the shared state after the run's last
+// snapshot or delta.
+func (t *Team) StateVersion() int64 { return t.stateVersion }
+
+func (t *Team) stateMeta() map[string]any {
+	return map[string]any{MetadataKey: map[string]any{"stateVersion": t.stateVersion}}
+}
+
+func (t *Team) emit(out []agui.Event, e agui.Event) []agui.Event {
+	if t.opt.Now != nil {
+		agui.BaseOf(e).Timestamp = t.opt.Now()
+	}
+	t.inOrder(e)
+	return append(out, e)
+}
