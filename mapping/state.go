@@ -172,16 +172,23 @@ func normalizeJSON(v any) any {
 // request carried them, and the bridge's key replaced by the view. A state
 // that is not an object cannot hold the bridge's key and is replaced.
 func (t *Translator) stateSnapshot() json.RawMessage {
+	return sharedState(t.opt.Input, t.stateKey(), t.view.doc)
+}
+
+// sharedState is the client's state as the request carried it with key set
+// to doc. A client state that is not an object cannot hold the key and is
+// replaced.
+func sharedState(in *agui.RunAgentInput, key string, doc any) json.RawMessage {
 	state := map[string]any{}
-	if t.opt.Input != nil && len(t.opt.Input.State) > 0 {
+	if in != nil && len(in.State) > 0 {
 		var client map[string]any
-		dec := json.NewDecoder(bytes.NewReader(t.opt.Input.State))
+		dec := json.NewDecoder(bytes.NewReader(in.State))
 		dec.UseNumber()
 		if err := dec.Decode(&client); err == nil && client != nil {
 			state = client
 		}
 	}
-	state[t.stateKey()] = t.view.doc
+	state[key] = doc
 	b, err := json.Marshal(state)
 	if err != nil {
 		return json.RawMessage(`{}`)

@@ -1,7 +1,6 @@
 package mapping
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -307,21 +306,7 @@ func (t *Team) currentDoc() map[string]any {
 // State is the client's shared state with the team's key replaced by
 // View.
 func (t *Team) State() json.RawMessage {
-	state := map[string]any{}
-	if t.opt.Input != nil && len(t.opt.Input.State) > 0 {
-		var client map[string]any
-		dec := json.NewDecoder(bytes.NewReader(t.opt.Input.State))
-		dec.UseNumber()
-		if err := dec.Decode(&client); err == nil && client != nil {
-			state = client
-		}
-	}
-	state[t.stateKey()] = t.currentDoc()
-	b, err := json.Marshal(state)
-	if err != nil {
-		return json.RawMessage(`{}`)
-	}
-	return b
+	return sharedState(t.opt.Input, t.stateKey(), t.currentDoc())
 }
 
 // StateVersion is the version of the shared state after the run's last
