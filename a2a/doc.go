@@ -41,6 +41,8 @@
 //	a2a_invalid_agent_response        502   ErrInvalidAgentResponse, or a reply that is not valid JSON
 //	a2a_internal                      502   ErrInternalError, ErrServerError
 //	bridge_overloaded                 503   ErrOutOfDescriptors: the bridge could not open a connection (EMFILE)
+//	a2a_card_untrusted                502   ErrCardUntrusted: interface off the agent's host, card too large,
+//	                                        redirect to another host, missing or bad signature
 //	a2a_unavailable                   502   ErrUnavailable: dial/DNS/TLS/reset, gRPC UNAVAILABLE, other HTTP
 //	                                        statuses (503 when the agent answered 503 or 429)
 //	a2a_error                         502   anything else
