@@ -92,11 +92,14 @@ func defaultPort(scheme string) string {
 }
 
 // allowHostPort reports whether host:port is on an allowed host. Scheme is
-// "" for gRPC targets, whose URLs carry none.
+// "" for gRPC targets: they are compared by host only, since a gRPC server
+// needs a listener of its own and so never shares the port the card is
+// served on (a2a-go and the demo agents run it on another port of the same
+// host). HTTP interfaces must match the origin exactly.
 func (g *hostGuard) allowHostPort(scheme, host, port string) bool {
 	host = strings.ToLower(host)
 	for _, o := range g.origins {
-		if o.host == host && o.port == port && (scheme == "" || scheme == o.scheme) {
+		if o.host == host && (scheme == "" || (o.port == port && scheme == o.scheme)) {
 			return true
 		}
 	}

@@ -64,9 +64,17 @@ func TestCardOffHost(t *testing.T) {
 	_, err = Dial(t.Context(), Options{URL: s.serveCard("v03-offhost", rawCard(v03))})
 	wantUntrusted(t, err, otherHost)
 
-	// The gRPC interface of our own test server is on its own port.
-	_, err = Dial(t.Context(), Options{URL: s.serveCard("grpc-offhost", a2asrv.NewStaticAgentCardHandler(testCard(s.iface("grpc"))))})
-	wantUntrusted(t, err, "card interface GRPC")
+	// gRPC runs on a listener of its own: another port of the agent's host
+	// is fine, another host is not.
+	agent, err := Dial(t.Context(), Options{URL: s.serveCard("grpc-port", a2asrv.NewStaticAgentCardHandler(testCard(s.iface("grpc"))))})
+	if err != nil {
+		t.Fatalf("gRPC on another port of the agent's host: %v", err)
+	}
+	agent.Close()
+	_, port, _ := strings.Cut(s.GRPCAddr, ":")
+	elsewhere := testCard(&a2asdk.AgentInterface{URL: "localhost:" + port, ProtocolBinding: a2asdk.TransportProtocolGRPC, ProtocolVersion: "1.0"})
+	_, err = Dial(t.Context(), Options{URL: s.serveCard("grpc-offhost", a2asrv.NewStaticAgentCardHandler(elsewhere))})
+	wantUntrusted(t, err, "card interface GRPC: localhost:"+port)
 }
 
 // TestRedirects: a card redirect to another host is not followed; one on
