@@ -34,7 +34,7 @@ var (
 // the A2A task to a terminal or interrupted state, translates every A2A
 // event and appends the AG-UI events to the thread's journal.
 type driver struct {
-	svc    *Service
+	svc *Service
 	// caller is the Authorization header of the request that started the
 	// run, for agents configured to forward it (a2a.Credentials). It is
 	// kept in memory only: a run taken over after a restart has none.
