@@ -34,11 +34,7 @@ var (
 // the A2A task to a terminal or interrupted state, translates every A2A
 // event and appends the AG-UI events to the thread's journal.
 type driver struct {
-	svc *Service
-	// caller is the Authorization header of the request that started the
-	// run, for agents configured to forward it (a2a.Credentials). It is
-	// kept in memory only: a run taken over after a restart has none.
-	caller string
+	svc    *Service
 	spec   *AgentSpec
 	agent  Agent
 	thread *Thread
@@ -121,6 +117,11 @@ type driver struct {
 	observed bool
 	// taskLogged: d.log names the run's task (nameTask).
 	taskLogged bool
+
+	// caller is the Authorization header of the request that started the
+	// run, for agents configured to forward it (a2a.Credentials). It is
+	// kept in memory only: a run taken over after a restart has none.
+	caller string
 }
 
 // runDone and runFail are the run's translation, for the parts of the
