@@ -60,6 +60,23 @@
 // gRPC metadata). Options.Observer hears how each call ended, as the
 // stable code of the table above.
 //
+// # Credentials and trust
+//
+// Options.Credentials give secrets; the card says where they go (its
+// securitySchemes and securityRequirements, the first alternative the
+// credentials can meet): a bearer token, an API key in a header, query
+// parameter or cookie, OAuth2 client-credentials tokens (cached, replaced
+// 30 s before expiry), or the caller's own Authorization
+// (WithCallerAuthorization) when ForwardCallerToken is set. They are added
+// on calls only, by call interceptors (a query key by a RoundTripper that
+// works on a clone, so errors quote the URL without it).
+//
+// The card is network data, so it is held to Options: its size
+// (MaxCardBytes), its interfaces and OAuth2 token URL (the origin of URL
+// and CardURL, gRPC on any port of that host, or AllowHosts), redirects
+// (same rule), and, with TrustedKeys, its signature (VerifyCard). A refused
+// card is ErrCardUntrusted with a *TrustError saying why.
+//
 // # Concurrency
 //
 // An *Agent is safe for concurrent use; each stream belongs to the goroutine
