@@ -309,15 +309,22 @@ func TestForwardCallerToken(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		forward bool
+		headers map[string]string // static headers instead of auth.bearer
 		caller  string
 		want    string
 	}{
-		{"forwarded", true, "Bearer user-1", "Bearer user-1"},
-		{"no caller token: configured", true, "", "Bearer service"},
-		{"not enabled", false, "Bearer user-1", "Bearer service"},
+		{"forwarded", true, nil, "Bearer user-1", "Bearer user-1"},
+		{"no caller token: configured", true, nil, "", "Bearer service"},
+		{"not enabled", false, nil, "Bearer user-1", "Bearer service"},
+		{"forwarded over a static header", true, map[string]string{"Authorization": "Bearer static"}, "Bearer user-1", "Bearer user-1"},
+		{"static header without a caller token", true, map[string]string{"Authorization": "Bearer static"}, "", "Bearer static"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			agent, err := Dial(t.Context(), Options{URL: base, Credentials: Credentials{Bearer: "service", ForwardCallerToken: tc.forward}})
+			creds := Credentials{Bearer: "service", ForwardCallerToken: tc.forward}
+			if tc.headers != nil {
+				creds.Bearer = ""
+			}
+			agent, err := Dial(t.Context(), Options{URL: base, Headers: tc.headers, Credentials: creds})
 			if err != nil {
 				t.Fatalf("Dial: %v", err)
 			}

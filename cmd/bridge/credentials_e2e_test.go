@@ -388,3 +388,25 @@ func testPublicPEM(t *testing.T) []byte {
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 }
+
+// TestServeRefusesUnloadableKeys: a trusted-key file that exists but holds
+// no usable key stops serve at start, naming the key, rather than leaving
+// an agent silently unusable.
+func TestServeRefusesUnloadableKeys(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	key := dir + "/keys.pem"
+	if err := os.WriteFile(key, []byte("not a key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := dir + "/bridge.yaml"
+	if err := os.WriteFile(cfg, []byte("listen: 127.0.0.1:0\nstore: {kind: memory}\nagents:\n  - name: x\n    url: http://127.0.0.1:1/\n    trust: {trustedKeys: ["+key+"]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	if code := run(ctx, []string{"serve", "--config", cfg}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "trust.trustedKeys: trusted key "+key+": holds no public key") {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+}
