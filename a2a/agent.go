@@ -132,7 +132,7 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 		return nil, &Error{Agent: o.Name, Op: "dial", Kind: ErrNoTransport, Err: errors.New("agent card lists no interfaces")}
 	}
 	a.card = card
-	creds, err := planCredentials(ctx, o, card, guard, hc)
+	creds, err := planCredentials(o, card, guard, hc)
 	if err != nil {
 		a.closeIdle()
 		return nil, &Error{Agent: o.Name, Op: "dial", Kind: ErrInvalidOptions, Err: err}

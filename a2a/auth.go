@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
@@ -59,14 +60,14 @@ const tokenEarly = 30 * time.Second
 // credInterceptor presents the credentials chosen for a card.
 type credInterceptor struct {
 	a2aclient.PassthroughInterceptor
-	headers map[string]string  // fixed: bearer, header and cookie API keys
-	tokens  oauth2.TokenSource // nil unless OAuth2
-	query   *queryKey          // nil unless an API key goes in the query
+	headers map[string]string // fixed: bearer, header and cookie API keys
+	tokens  *tokenCache       // nil unless OAuth2
+	query   *queryKey         // nil unless an API key goes in the query
 }
 
 func (c *credInterceptor) Before(ctx context.Context, req *a2aclient.Request) (context.Context, any, error) {
 	if c.tokens != nil && len(req.ServiceParams.Get("authorization")) == 0 {
-		tok, err := c.tokens.Token()
+		tok, err := c.tokens.token(ctx)
 		if err != nil {
 			// The grant's error may quote the token endpoint's answer, never
 			// the secret; still, keep it short and typed.
@@ -107,7 +108,7 @@ func redactOAuth(err error) error {
 // token in Authorization, the obvious place; an API key has no obvious
 // place, so that case is an error, as is a card whose every alternative
 // needs something not configured.
-func planCredentials(ctx context.Context, o Options, card *AgentCard, guard *hostGuard, hc *http.Client) (*credInterceptor, error) {
+func planCredentials(o Options, card *AgentCard, guard *hostGuard, hc *http.Client) (*credInterceptor, error) {
 	c := o.Credentials
 	ci := &credInterceptor{headers: map[string]string{}}
 	if !c.any() {
@@ -117,7 +118,7 @@ func planCredentials(ctx context.Context, o Options, card *AgentCard, guard *hos
 	if len(alts) == 0 {
 		switch {
 		case c.OAuth2 != nil:
-			ts, err := tokenSource(ctx, c.OAuth2, "", guard, hc)
+			ts, err := tokenSource(c.OAuth2, "", guard, hc)
 			if err != nil {
 				return nil, err
 			}
@@ -134,7 +135,7 @@ func planCredentials(ctx context.Context, o Options, card *AgentCard, guard *hos
 		next := &credInterceptor{headers: map[string]string{}}
 		ok := true
 		for _, name := range alt {
-			if why := next.add(ctx, c, name, card.SecuritySchemes[name], guard, hc); why != "" {
+			if why := next.add(c, name, card.SecuritySchemes[name], guard, hc); why != "" {
 				reasons = append(reasons, why)
 				ok = false
 				break
@@ -148,7 +149,7 @@ func planCredentials(ctx context.Context, o Options, card *AgentCard, guard *hos
 }
 
 // add arranges for one named scheme; it returns why it cannot.
-func (ci *credInterceptor) add(ctx context.Context, c Credentials, name a2asdk.SecuritySchemeName, s a2asdk.SecurityScheme, guard *hostGuard, hc *http.Client) string {
+func (ci *credInterceptor) add(c Credentials, name a2asdk.SecuritySchemeName, s a2asdk.SecurityScheme, guard *hostGuard, hc *http.Client) string {
 	switch s := deref(s).(type) {
 	case a2asdk.HTTPAuthSecurityScheme:
 		if !strings.EqualFold(s.Scheme, "bearer") {
@@ -158,7 +159,7 @@ func (ci *credInterceptor) add(ctx context.Context, c Credentials, name a2asdk.S
 		case c.Bearer != "":
 			ci.headers["authorization"] = "Bearer " + c.Bearer
 		case c.OAuth2 != nil && ci.tokens == nil:
-			ts, err := tokenSource(ctx, c.OAuth2, "", guard, hc)
+			ts, err := tokenSource(c.OAuth2, "", guard, hc)
 			if err != nil {
 				return err.Error()
 			}
@@ -191,7 +192,7 @@ func (ci *credInterceptor) add(ctx context.Context, c Credentials, name a2asdk.S
 		if f, ok := deref(s.Flows).(a2asdk.ClientCredentialsOAuthFlow); ok {
 			cardURL = f.TokenURL
 		}
-		ts, err := tokenSource(ctx, c.OAuth2, cardURL, guard, hc)
+		ts, err := tokenSource(c.OAuth2, cardURL, guard, hc)
 		if err != nil {
 			return fmt.Sprintf("scheme %q: %v", name, err)
 		}
@@ -202,7 +203,7 @@ func (ci *credInterceptor) add(ctx context.Context, c Credentials, name a2asdk.S
 		if c.OAuth2 == nil || c.OAuth2.TokenURL == "" {
 			return fmt.Sprintf("scheme %q (openIdConnect) needs auth.oauth2 with tokenURL", name)
 		}
-		ts, err := tokenSource(ctx, c.OAuth2, "", guard, hc)
+		ts, err := tokenSource(c.OAuth2, "", guard, hc)
 		if err != nil {
 			return err.Error()
 		}
@@ -299,7 +300,7 @@ func validToken(s string) bool {
 // endpoint is the configured one, else the card's, which must be on an
 // allowed host since the client secret is sent there. Token requests use
 // the agent's HTTP client (no redirects off the allowed hosts).
-func tokenSource(ctx context.Context, c *OAuth2, cardURL string, guard *hostGuard, hc *http.Client) (oauth2.TokenSource, error) {
+func tokenSource(c *OAuth2, cardURL string, guard *hostGuard, hc *http.Client) (*tokenCache, error) {
 	tokenURL := c.TokenURL
 	if tokenURL == "" {
 		if cardURL == "" {
@@ -311,24 +312,34 @@ func tokenSource(ctx context.Context, c *OAuth2, cardURL string, guard *hostGuar
 		tokenURL = cardURL
 	}
 	cfg := &clientcredentials.Config{ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: tokenURL, Scopes: c.Scopes}
-	// The token source outlives the dial: it must not stop with the dial's
-	// deadline, but keeps its values (the HTTP client below).
-	tctx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, hc)
-	return oauth2.ReuseTokenSourceWithExpiry(nil, fetchEvery{ctx: tctx, cfg: cfg}, tokenEarly), nil
+	return &tokenCache{cfg: cfg, hc: hc}, nil
 }
 
-// fetchEvery asks the endpoint on every call; ReuseTokenSourceWithExpiry
-// in front of it does the caching. (clientcredentials' own TokenSource
-// caches too, with a fixed 10 s margin that would hide ours.)
-type fetchEvery struct {
-	ctx context.Context
+// tokenCache holds the current token and fetches a new one, on the
+// calling request's context (its deadline, its trace), once the current
+// one is within tokenEarly of its expiry. clientcredentials' own
+// TokenSource would need a context for its whole life and uses a fixed
+// 10 s margin. Concurrent callers wait for one fetch.
+type tokenCache struct {
 	cfg *clientcredentials.Config
+	hc  *http.Client
+
+	mu  sync.Mutex
+	tok *oauth2.Token
 }
 
-func (f fetchEvery) Token() (*oauth2.Token, error) {
-	ctx, cancel := context.WithTimeout(f.ctx, 30*time.Second)
-	defer cancel()
-	return f.cfg.Token(ctx)
+func (c *tokenCache) token(ctx context.Context) (*oauth2.Token, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t := c.tok; t != nil && t.AccessToken != "" && (t.Expiry.IsZero() || time.Until(t.Expiry) > tokenEarly) {
+		return t, nil
+	}
+	t, err := c.cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, c.hc))
+	if err != nil {
+		return nil, err
+	}
+	c.tok = t
+	return t, nil
 }
 
 // queryKey puts an API key in the query string of every HTTP call. The

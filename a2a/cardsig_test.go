@@ -22,10 +22,16 @@ import (
 
 // signCard signs card (raw JSON without signatures) the way A2A v1.0 §8.4
 // says: a JWS with detached payload over the JCS form of the card. The
-// signature is appended to the card's signatures. cleaned says whether to
-// sign the form with empty values dropped (what the JS and Python SDKs
-// produce) or the card as written.
+// signature is appended to the card's signatures. It signs the form with
+// empty values dropped, as the JS and Python SDKs do.
 func signCard(t *testing.T, card []byte, alg jose.SignatureAlgorithm, key crypto.Signer, kid string) []byte {
+	t.Helper()
+	return signCardForm(t, card, alg, key, kid, true)
+}
+
+// signCardForm is signCard choosing the signed form: cleaned (empty values
+// dropped) or the card as written.
+func signCardForm(t *testing.T, card []byte, alg jose.SignatureAlgorithm, key crypto.Signer, kid string, cleaned bool) []byte {
 	t.Helper()
 	var m map[string]any
 	if err := json.Unmarshal(card, &m); err != nil {
@@ -33,7 +39,16 @@ func signCard(t *testing.T, card []byte, alg jose.SignatureAlgorithm, key crypto
 	}
 	prev, _ := m["signatures"].([]any)
 	delete(m, "signatures")
-	unsigned, _ := json.Marshal(dropEmpty(m))
+	var unsigned []byte
+	if cleaned {
+		// dropEmpty works in place: clean a copy, serve the card as written.
+		var c map[string]any
+		_ = json.Unmarshal(card, &c)
+		delete(c, "signatures")
+		unsigned, _ = json.Marshal(dropEmpty(c))
+	} else {
+		unsigned, _ = json.Marshal(m)
+	}
 	payload, err := jcs.Transform(unsigned)
 	if err != nil {
 		t.Fatal(err)
@@ -142,6 +157,8 @@ func TestSignedCards(t *testing.T) {
 		{"RS256 with inline PEM", signCard(t, unsigned, jose.RS256, k.rs, ""), []string{string(pemPublic(t, k.rs.Public()))}, ""},
 		{"EdDSA with JWK", signCard(t, unsigned, jose.EdDSA, k.ed, "ed-1"), []string{edFile}, ""},
 		{"cleaned form (JS-style signer)", signCard(t, empties, jose.ES256, k.es, "es-1"), []string{esJWKS}, ""},
+		{"form as served, empties kept", signCardForm(t, empties, jose.ES256, k.es, "es-1", false), []string{esJWKS}, ""},
+		{"empties added after signing the cleaned form", []byte(strings.Replace(string(signCard(t, unsigned, jose.ES256, k.es, "es-1")), `"name":"test"`, `"name":"test","iconUrl":""`, 1)), []string{esJWKS}, ""},
 		{"one good signature of two", signCard(t, signCard(t, unsigned, jose.ES256, otherES, "es-1"), jose.EdDSA, k.ed, "ed-1"), []string{esJWKS, edFile}, ""},
 		{"no trusted keys: signature ignored", tamper(signCard(t, unsigned, jose.ES256, k.es, "es-1")), nil, ""},
 		{"unsigned", unsigned, []string{esJWKS}, "card is not signed"},

@@ -145,7 +145,7 @@ var classification = []struct {
 	{context.Canceled, "a2a_canceled", 499, "the request to the agent was canceled"},
 	{context.DeadlineExceeded, "a2a_timeout", http.StatusGatewayTimeout, "the agent did not answer in time"},
 	{ErrInvalidOptions, "a2a_invalid_options", http.StatusInternalServerError, "the agent is misconfigured in the bridge"},
-	{ErrCardUntrusted, "a2a_card_untrusted", http.StatusBadGateway, "the agent card was refused"},
+	{ErrCardUntrusted, "a2a_card_untrusted", http.StatusBadGateway, "the bridge does not trust the agent"},
 	{ErrCardUnavailable, "a2a_card_unavailable", http.StatusBadGateway, "the agent card could not be fetched or parsed"},
 	{ErrNoTransport, "a2a_no_transport", http.StatusBadGateway, "the agent offers no protocol binding the bridge speaks"},
 	{ErrTaskNotFound, "a2a_task_not_found", http.StatusNotFound, "task not found"},

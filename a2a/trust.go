@@ -15,7 +15,7 @@ import (
 // interface (or OAuth2 token URL) points off the agent's host, the card is
 // too large, a redirect left the host, or its signature does not verify
 // against the configured trusted keys.
-var ErrCardUntrusted = errors.New("a2a: agent card refused")
+var ErrCardUntrusted = errors.New("a2a: agent not trusted")
 
 // TrustError says why a card was refused. Its text names hosts and key ids,
 // never a credential, so it may be shown in health and `bridge check`.

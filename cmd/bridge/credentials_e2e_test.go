@@ -340,10 +340,10 @@ func TestCheckShowsRefusedCards(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]string{
-		"liar":     "UNUSABLE a2a_card_untrusted: the agent card was refused: card interface JSONRPC: " + realHost + " is not the agent's host",
+		"liar":     "UNUSABLE a2a_card_untrusted: the bridge does not trust the agent: card interface JSONRPC: " + realHost + " is not the agent's host",
 		"allowed":  " ok",
-		"unsigned": "UNUSABLE a2a_card_untrusted: the agent card was refused: card is not signed",
-		"tiny":     "UNUSABLE a2a_card_untrusted: the agent card was refused: the card is larger than 64 bytes",
+		"unsigned": "UNUSABLE a2a_card_untrusted: the bridge does not trust the agent: card is not signed",
+		"tiny":     "UNUSABLE a2a_card_untrusted: the bridge does not trust the agent: the card is larger than 64 bytes",
 	} {
 		if !strings.Contains(rows[name], want) {
 			t.Errorf("row %s = %q, want %q", name, rows[name], want)
