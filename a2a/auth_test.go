@@ -151,8 +151,8 @@ func TestCredentialsMismatch(t *testing.T) {
 			t.Parallel()
 			card := securedCard(s.iface("jsonrpc"), tc.schemes, tc.reqs)
 			_, err := Dial(t.Context(), Options{URL: s.serveCard("mismatch "+tc.name, a2asrv.NewStaticAgentCardHandler(card)), Credentials: tc.creds})
-			if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("Dial error = %v, want ErrInvalidOptions saying %q", err, tc.want)
+			if !errors.Is(err, ErrInvalidOptions) || !strings.Contains(Classify(err).Message, tc.want) {
+				t.Fatalf("Dial error = %v (%+v), want ErrInvalidOptions saying %q", err, Classify(err), tc.want)
 			}
 			if strings.Contains(err.Error(), "Bearer b") || strings.Contains(err.Error(), `"k"`) {
 				t.Errorf("the error quotes the secret: %v", err)
@@ -346,5 +346,39 @@ func TestForwardCallerToken(t *testing.T) {
 				t.Errorf("stream Authorization = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestCredentialsFromV03Card: a v0.3 card's type-style schemes and
+// "security" list place credentials the same way (the compat parser maps
+// them), here an API key in a header and a bearer, OR-ed.
+func TestCredentialsFromV03Card(t *testing.T) {
+	t.Parallel()
+	s := newTestServer(t)
+	card := `{"name":"old","description":"v0.3 agent","version":"1","protocolVersion":"0.3.0",
+		"url":"` + s.URL + `/v03","preferredTransport":"JSONRPC",
+		"capabilities":{"streaming":true},"defaultInputModes":["text/plain"],"defaultOutputModes":["text/plain"],
+		"skills":[{"id":"s","name":"s","description":"s","tags":["t"]}],
+		"securitySchemes":{"key":{"type":"apiKey","in":"header","name":"X-Api-Key"},"bearer":{"type":"http","scheme":"bearer"}},
+		"security":[{"key":[]},{"bearer":[]}]}`
+	base := s.serveCard("v03-secured", rawCard(card))
+	for _, tc := range []struct {
+		creds        Credentials
+		header, want string
+	}{
+		{Credentials{APIKey: "k3y"}, "X-Api-Key", "k3y"},
+		{Credentials{Bearer: "s3cret"}, "Authorization", "Bearer s3cret"},
+	} {
+		agent, err := Dial(t.Context(), Options{URL: base, Credentials: tc.creds})
+		if err != nil {
+			t.Fatalf("Dial: %v", err)
+		}
+		if _, err := agent.GetTask(t.Context(), "x"); !errors.Is(err, ErrTaskNotFound) {
+			t.Fatalf("GetTask: %v", err)
+		}
+		if got := s.rec.get("GetTask", tc.header); !cmp.Equal(got, []string{tc.want}) {
+			t.Errorf("%s = %q, want %q", tc.header, got, tc.want)
+		}
+		agent.Close()
 	}
 }

@@ -188,11 +188,16 @@ func Classify(err error) ErrorInfo {
 				info.HTTPStatus = http.StatusServiceUnavailable
 			}
 		}
-		// Why a card was refused names hosts and key ids, never a secret:
-		// operators need it in health and `bridge check`.
+		// Why a card was refused names hosts and key ids, and why options
+		// are unusable names config keys and card schemes, never a secret:
+		// operators need them in health and `bridge check`.
 		var te *TrustError
-		if errors.As(err, &te) {
+		var e *Error
+		switch {
+		case errors.As(err, &te):
 			info.Message = c.message + ": " + te.Reason
+		case c.err == ErrInvalidOptions && errors.As(err, &e) && e.Err != nil:
+			info.Message = c.message + ": " + e.Err.Error()
 		}
 		// The agent's own text for a typed A2A error is meant for clients.
 		var ae *a2asdk.Error

@@ -50,7 +50,8 @@ func newHostGuard(o Options) (*hostGuard, error) {
 		}
 		u, err := url.Parse(raw)
 		if err != nil || u.Host == "" {
-			return nil, fmt.Errorf("bad agent URL %q", raw)
+			// Not quoted: a URL may carry a password.
+			return nil, errors.New("the agent URL is not an absolute URL")
 		}
 		g.origins = append(g.origins, originOf(u))
 	}
