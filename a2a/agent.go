@@ -52,6 +52,19 @@ type Options struct {
 	Propagator propagation.TextMapPropagator
 	// Observer is told how every call ended. Default: nobody.
 	Observer Observer
+
+	// Credentials are presented on every call (not on the card fetch) as
+	// the card's security schemes say. Default: none.
+	Credentials Credentials
+	// AllowHosts are hosts ("host" or "host:port") the card's interfaces
+	// and OAuth2 token URL may name besides the origin of URL and CardURL.
+	// Redirects follow the same rule. Default: none.
+	AllowHosts []string
+	// MaxCardBytes bounds the card's size. Default DefaultMaxCardBytes.
+	MaxCardBytes int64
+	// TrustedKeys, when set, make a card acceptable only with a signature
+	// that verifies against one of them. Default nil: signatures ignored.
+	TrustedKeys *KeySet
 }
 
 // Binding is the card interface the client chose.
@@ -85,19 +98,29 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 		return nil, &Error{Agent: o.Name, Op: "dial", Kind: ErrInvalidOptions, Err: errors.New("URL or CardURL is required")}
 	}
 
+	guard, err := newHostGuard(o)
+	if err != nil {
+		return nil, &Error{Agent: o.Name, Op: "dial", Kind: ErrInvalidOptions, Err: err}
+	}
 	a := &Agent{name: o.Name, tracer: o.Tracer, obs: o.Observer}
 	hc := o.HTTPClient
 	if hc == nil {
 		a.transport = newHTTPTransport()
 		hc = &http.Client{Transport: a.transport}
 	}
+	hc = guard.guardRedirects(hc)
 
 	cardCtx, end := startCall(ctx, o.Tracer, o.Observer, o.Name, opCard, Binding{URL: cmp.Or(o.CardURL, o.URL)})
 	card, err := fetchCard(cardCtx, hc, o)
+	if err == nil {
+		err = guard.checkCard(card)
+	}
 	if err != nil {
 		a.closeIdle()
 		e := &Error{Agent: o.Name, Op: opCard, Kind: ErrCardUnavailable, Err: err}
-		if k := kindOf(ctx.Err(), err); k != nil {
+		if errors.Is(err, ErrCardUntrusted) {
+			e.Kind = nil // the TrustError is the category
+		} else if k := kindOf(ctx.Err(), err); k != nil {
 			e.Err = fmt.Errorf("%w: %w", k, err)
 		}
 		end(e)
@@ -109,6 +132,14 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 		return nil, &Error{Agent: o.Name, Op: "dial", Kind: ErrNoTransport, Err: errors.New("agent card lists no interfaces")}
 	}
 	a.card = card
+	creds, err := planCredentials(o, card, guard, hc)
+	if err != nil {
+		a.closeIdle()
+		return nil, &Error{Agent: o.Name, Op: "dial", Kind: ErrInvalidOptions, Err: err}
+	}
+	if creds.query != nil {
+		hc = creds.query.client(hc)
+	}
 
 	// The SDK's Client does not say which interface it picked, so each
 	// factory records the interface it created a transport for; the factory
@@ -128,8 +159,12 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 	v03 := a2av0.NewJSONRPCTransportFactory(a2av0.JSONRPCTransportConfig{Client: jsonrpcClient})
 
 	interceptors := []a2aclient.CallInterceptor{
+		// First, so the caller's own Authorization wins over the static
+		// ones, which only fill what is still absent.
+		&callerInterceptor{enabled: o.Credentials.ForwardCallerToken},
 		// A copy, so a caller changing its map later cannot race our calls.
 		&headerInterceptor{headers: maps.Clone(o.Headers)},
+		creds,
 	}
 	if o.Propagator != nil {
 		interceptors = append(interceptors, &traceInterceptor{prop: o.Propagator})

@@ -150,6 +150,7 @@ func TestBindings(t *testing.T) {
 			o.Name = "test"
 			o.URL = s.serveCard("c", tc.card(s))
 			o.Headers = staticHeaders
+			o.AllowHosts = []string{s.GRPCAddr} // the gRPC server has its own port
 			agent, err := Dial(ctx, o)
 			if err != nil {
 				t.Fatalf("Dial: %v", err)
@@ -343,7 +344,7 @@ func TestStreamCanceledByCaller(t *testing.T) {
 	for _, b := range []string{"jsonrpc", "rest", "grpc", "v03"} {
 		t.Run(b, func(t *testing.T) {
 			t.Parallel()
-			agent, err := Dial(t.Context(), Options{URL: s.serveCard(b, a2asrv.NewStaticAgentCardHandler(testCard(s.iface(b))))})
+			agent, err := Dial(t.Context(), Options{URL: s.serveCard(b, a2asrv.NewStaticAgentCardHandler(testCard(s.iface(b)))), AllowHosts: []string{s.GRPCAddr}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -382,7 +383,7 @@ func TestDeadline(t *testing.T) {
 	for _, b := range []string{"jsonrpc", "rest", "grpc", "v03"} {
 		t.Run(b, func(t *testing.T) {
 			t.Parallel()
-			agent, err := Dial(t.Context(), Options{URL: s.serveCard(b, a2asrv.NewStaticAgentCardHandler(testCard(s.iface(b))))})
+			agent, err := Dial(t.Context(), Options{URL: s.serveCard(b, a2asrv.NewStaticAgentCardHandler(testCard(s.iface(b)))), AllowHosts: []string{s.GRPCAddr}})
 			if err != nil {
 				t.Fatal(err)
 			}

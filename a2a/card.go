@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
 
 	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
-	"github.com/a2aproject/a2a-go/v2/a2aclient/agentcard"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"go.opentelemetry.io/otel/propagation"
 )
@@ -144,43 +144,79 @@ func fixRequirements(raw json.RawMessage) (json.RawMessage, bool) {
 	return out, true
 }
 
-// fetchCard resolves the card with the SDK resolver over our HTTP client.
-// It sends A2A-Version: 1.0 because servers treat a missing header as 0.3 and
-// a JS server with legacy compat then returns a union card (§8), plus the
-// static headers (an agent may protect its card like its endpoints).
+// fetchCard GETs the card and parses it. It sends A2A-Version: 1.0
+// because servers treat a missing header as 0.3 and a JS server with legacy
+// compat then returns a union card (§8), plus the static headers (an agent
+// may protect its card like its endpoints). The body is read up to
+// Options.MaxCardBytes; signatures are verified on these raw bytes, before
+// the SDK's types drop field presence (§6 of the protocol notes).
 func fetchCard(ctx context.Context, hc *http.Client, o Options) (*AgentCard, error) {
-	res := &agentcard.Resolver{Client: hc, CardParser: ParseCard}
-	var opts []agentcard.ResolveOption
+	u := o.CardURL
+	if u == "" {
+		u = strings.TrimSuffix(o.URL, "/") + "/.well-known/agent-card.json"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
 	version := string(a2asdk.Version)
 	for k, v := range o.Headers {
 		if strings.EqualFold(k, a2asdk.SvcParamVersion) {
 			version = v // an explicit header wins; never send two
 			continue
 		}
-		opts = append(opts, agentcard.WithRequestHeader(k, v))
+		req.Header.Set(k, v)
 	}
-	opts = append(opts, agentcard.WithRequestHeader(a2asdk.SvcParamVersion, version))
+	req.Header.Set(a2asdk.SvcParamVersion, version)
+	req.Header.Set("Accept", "application/json")
 	if o.Propagator != nil {
-		carrier := propagation.MapCarrier{}
-		o.Propagator.Inject(ctx, carrier)
-		for k, v := range carrier {
-			opts = append(opts, agentcard.WithRequestHeader(k, v))
+		o.Propagator.Inject(ctx, propagation.HeaderCarrier(req.Header))
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		var te *TrustError
+		if errors.As(err, &te) {
+			return nil, te // a refused redirect: not an unreachable agent
+		}
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
+		return nil, fmt.Errorf("card request failed: %w", &HTTPStatusError{StatusCode: resp.StatusCode, Status: resp.Status})
+	}
+	body, err := readCard(resp.Body, o.maxCardBytes())
+	if err != nil {
+		return nil, err
+	}
+	if o.TrustedKeys != nil {
+		if err := o.TrustedKeys.VerifyCard(body); err != nil {
+			return nil, err
 		}
 	}
-	base := o.URL
-	if o.CardURL != "" {
-		// Resolve joins a path onto the base; an empty path keeps the
-		// explicit card URL as it is.
-		base = o.CardURL
-		opts = append(opts, agentcard.WithPath(""))
+	card, err := ParseCard(body)
+	if err != nil {
+		return nil, fmt.Errorf("parse card: %w", err)
 	}
-	card, err := res.Resolve(ctx, base, opts...)
-	if err == nil {
-		return card, nil
+	return card, nil
+}
+
+// readCard reads at most limit bytes; a larger card is a TrustError, not a
+// parse error of its truncated prefix.
+func readCard(r io.Reader, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
 	}
-	var st *agentcard.ErrStatusNotOK
-	if errors.As(err, &st) {
-		err = fmt.Errorf("card request failed: %w", &HTTPStatusError{StatusCode: st.StatusCode, Status: st.Status})
+	if int64(len(body)) > limit {
+		return nil, &TrustError{Reason: fmt.Sprintf("the card is larger than %d bytes (maxCardBytes)", limit)}
 	}
-	return nil, err
+	return body, nil
+}
+
+func (o Options) maxCardBytes() int64 {
+	if o.MaxCardBytes > 0 {
+		return o.MaxCardBytes
+	}
+	return DefaultMaxCardBytes
 }

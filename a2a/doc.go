@@ -41,6 +41,8 @@
 //	a2a_invalid_agent_response        502   ErrInvalidAgentResponse, or a reply that is not valid JSON
 //	a2a_internal                      502   ErrInternalError, ErrServerError
 //	bridge_overloaded                 503   ErrOutOfDescriptors: the bridge could not open a connection (EMFILE)
+//	a2a_card_untrusted                502   ErrCardUntrusted: interface off the agent's host, card too large,
+//	                                        redirect to another host, missing or bad signature
 //	a2a_unavailable                   502   ErrUnavailable: dial/DNS/TLS/reset, gRPC UNAVAILABLE, other HTTP
 //	                                        statuses (503 when the agent answered 503 or 429)
 //	a2a_error                         502   anything else
@@ -57,6 +59,23 @@
 // interceptor, as service parameters every binding sends (HTTP headers,
 // gRPC metadata). Options.Observer hears how each call ended, as the
 // stable code of the table above.
+//
+// # Credentials and trust
+//
+// Options.Credentials give secrets; the card says where they go (its
+// securitySchemes and securityRequirements, the first alternative the
+// credentials can meet): a bearer token, an API key in a header, query
+// parameter or cookie, OAuth2 client-credentials tokens (cached, replaced
+// 30 s before expiry), or the caller's own Authorization
+// (WithCallerAuthorization) when ForwardCallerToken is set. They are added
+// on calls only, by call interceptors (a query key by a RoundTripper that
+// works on a clone, so errors quote the URL without it).
+//
+// The card is network data, so it is held to Options: its size
+// (MaxCardBytes), its interfaces and OAuth2 token URL (the origin of URL
+// and CardURL, gRPC on any port of that host, or AllowHosts), redirects
+// (same rule), and, with TrustedKeys, its signature (VerifyCard). A refused
+// card is ErrCardUntrusted with a *TrustError saying why.
 //
 // # Concurrency
 //

@@ -145,6 +145,7 @@ var classification = []struct {
 	{context.Canceled, "a2a_canceled", 499, "the request to the agent was canceled"},
 	{context.DeadlineExceeded, "a2a_timeout", http.StatusGatewayTimeout, "the agent did not answer in time"},
 	{ErrInvalidOptions, "a2a_invalid_options", http.StatusInternalServerError, "the agent is misconfigured in the bridge"},
+	{ErrCardUntrusted, "a2a_card_untrusted", http.StatusBadGateway, "the bridge does not trust the agent"},
 	{ErrCardUnavailable, "a2a_card_unavailable", http.StatusBadGateway, "the agent card could not be fetched or parsed"},
 	{ErrNoTransport, "a2a_no_transport", http.StatusBadGateway, "the agent offers no protocol binding the bridge speaks"},
 	{ErrTaskNotFound, "a2a_task_not_found", http.StatusNotFound, "task not found"},
@@ -186,6 +187,17 @@ func Classify(err error) ErrorInfo {
 			if errors.As(err, &hs) && (hs.StatusCode == http.StatusServiceUnavailable || hs.StatusCode == http.StatusTooManyRequests) {
 				info.HTTPStatus = http.StatusServiceUnavailable
 			}
+		}
+		// Why a card was refused names hosts and key ids, and why options
+		// are unusable names config keys and card schemes, never a secret:
+		// operators need them in health and `bridge check`.
+		var te *TrustError
+		var e *Error
+		switch {
+		case errors.As(err, &te):
+			info.Message = c.message + ": " + te.Reason
+		case c.err == ErrInvalidOptions && errors.As(err, &e) && e.Err != nil:
+			info.Message = c.message + ": " + e.Err.Error()
 		}
 		// The agent's own text for a typed A2A error is meant for clients.
 		var ae *a2asdk.Error

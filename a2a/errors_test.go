@@ -190,7 +190,7 @@ func TestUnreachable(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			agent, err := Dial(t.Context(), Options{Name: "bad", URL: card(tc.name, tc.iface)})
+			agent, err := Dial(t.Context(), Options{Name: "bad", URL: card(tc.name, tc.iface), AllowHosts: []string{dead}})
 			if err != nil {
 				t.Fatalf("Dial: %v", err)
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -116,8 +115,8 @@ func (r *Resolver) Agent(ctx context.Context) (*Agent, error) {
 
 // dial builds the client from a fresh card.
 func (r *Resolver) dial(ctx context.Context) (*Agent, error) {
-	capt := &cardCapture{}
 	o := r.opts
+	capt := &cardCapture{limit: o.maxCardBytes()}
 	o.HTTPClient = capt.client(o.HTTPClient)
 	ag, err := Dial(ctx, o)
 	r.mu.Lock()
@@ -201,7 +200,11 @@ func (r *Resolver) fetch(ctx context.Context) (body []byte, etag string, ttl tim
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	resp, err := hc.Do(req)
+	guard, err := newHostGuard(r.opts)
+	if err != nil {
+		return nil, "", 0, false, err
+	}
+	resp, err := guard.guardRedirects(hc).Do(req)
 	if err != nil {
 		return nil, "", 0, false, err
 	}
@@ -211,20 +214,14 @@ func (r *Resolver) fetch(ctx context.Context) (body []byte, etag string, ttl tim
 	case http.StatusNotModified:
 		return nil, resp.Header.Get("ETag"), ttl, true, nil
 	case http.StatusOK:
-		body, err = io.ReadAll(io.LimitReader(resp.Body, maxCardBytes+1))
+		body, err = readCard(resp.Body, r.opts.maxCardBytes())
 		if err != nil {
 			return nil, "", 0, false, err
-		}
-		if len(body) > maxCardBytes {
-			return nil, "", 0, false, errors.New("the card is larger than 1 MiB")
 		}
 		return body, resp.Header.Get("ETag"), ttl, false, nil
 	}
 	return nil, "", 0, false, &HTTPStatusError{StatusCode: resp.StatusCode, Status: resp.Status}
 }
-
-// maxCardBytes bounds a card read by a check.
-const maxCardBytes = 1 << 20
 
 // cardTTL reads Cache-Control: no-store/no-cache mean check before every
 // run (a second, to spare bursts), max-age=N is N seconds (at most a
@@ -273,11 +270,12 @@ func (a *Agent) retire() {
 // cardCapture notes the card response's ETag, freshness and body hash
 // while Dial fetches it.
 type cardCapture struct {
-	base http.RoundTripper
-	once sync.Once
-	etag string
-	ttl  time.Duration
-	sum  [32]byte
+	base  http.RoundTripper
+	limit int64 // the card size limit; a larger body is left to fetchCard to refuse
+	once  sync.Once
+	etag  string
+	ttl   time.Duration
+	sum   [32]byte
 }
 
 func (c *cardCapture) client(hc *http.Client) *http.Client {
@@ -305,7 +303,7 @@ func (c *cardCapture) RoundTrip(req *http.Request) (*http.Response, error) {
 		return resp, nil
 	}
 	// The first GET of a dial is the card's.
-	body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxCardBytes+1))
+	body, rerr := io.ReadAll(io.LimitReader(resp.Body, c.limit+1))
 	_ = resp.Body.Close()
 	if rerr != nil {
 		return nil, rerr

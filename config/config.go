@@ -35,6 +35,7 @@ const (
 	DefaultLogLevel          = LogInfo
 	DefaultTracingExporter   = TracingNone
 	DefaultSampleRatio       = 1.0
+	DefaultMaxCardBytes      = 1 << 20
 )
 
 // Log formats (Log.Format) and levels (Log.Level).
@@ -280,6 +281,71 @@ type Agent struct {
 	// StateKey is the one key of the AG-UI shared state the bridge owns for
 	// this agent; the client's other keys are never touched. Default "a2a".
 	StateKey string `yaml:"stateKey"`
+
+	// Auth holds the credentials presented to the agent; where each goes
+	// is read from the agent card's security schemes.
+	Auth Auth `yaml:"auth"`
+
+	// Trust says which hosts the agent's card may send the bridge to and
+	// which card signatures it requires.
+	Trust Trust `yaml:"trust"`
+}
+
+// Auth is what the bridge presents to one agent on every call (never on
+// the card fetch). Secrets come from ${ENV}; none is ever logged.
+type Auth struct {
+	// Bearer is a token sent as "Authorization: Bearer ..." when the card
+	// declares an http Bearer scheme (or no scheme at all). Default "".
+	Bearer string `yaml:"bearer"`
+
+	// APIKey is sent where the card's apiKey scheme says: in the header,
+	// query parameter or cookie it names. Default "".
+	APIKey string `yaml:"apiKey"`
+
+	// OAuth2 obtains tokens with the client-credentials grant for an oauth2
+	// (or openIdConnect) scheme of the card. Unset (no clientId) by default.
+	OAuth2 OAuth2 `yaml:"oauth2"`
+
+	// ForwardCallerToken sends the Authorization header of the AG-UI request
+	// that started a run to the agent for that run's calls, instead of any
+	// configured Authorization. Default false.
+	ForwardCallerToken bool `yaml:"forwardCallerToken"`
+}
+
+// OAuth2 is a client-credentials grant.
+type OAuth2 struct {
+	// TokenURL is the token endpoint (http(s)). Default "": the tokenUrl of
+	// the card's clientCredentials flow, which must then be on the agent's
+	// host or in trust.allowHosts, since the client secret is sent there.
+	TokenURL string `yaml:"tokenURL"`
+	// ClientID and ClientSecret identify the bridge. Both required when
+	// oauth2 is set.
+	ClientID     string `yaml:"clientId"`
+	ClientSecret string `yaml:"clientSecret"`
+	// Scopes are requested with each token. Default none.
+	Scopes []string `yaml:"scopes"`
+}
+
+// Set reports whether an OAuth2 grant is configured.
+func (o OAuth2) Set() bool {
+	return o.ClientID != "" || o.ClientSecret != "" || o.TokenURL != "" || len(o.Scopes) > 0
+}
+
+// Trust limits what an agent's card can make the bridge do.
+type Trust struct {
+	// AllowHosts are hosts ("host" or "host:port") that the card's
+	// interfaces, its OAuth2 token URL and redirects may lead to besides the
+	// scheme, host and port of url (and card). Default none.
+	AllowHosts []string `yaml:"allowHosts"`
+
+	// TrustedKeys, when set, require the card to carry a signature (A2A
+	// v1.0 §8.4) that verifies with one of these keys; each entry is a file
+	// (PEM public keys or certificates, a JWKS or a JWK) or inline PEM.
+	// Default none: signatures are not checked.
+	TrustedKeys []string `yaml:"trustedKeys"`
+
+	// MaxCardBytes bounds the card's size. Default 1048576 (1 MiB). Must be > 0.
+	MaxCardBytes int64 `yaml:"maxCardBytes"`
 }
 
 // Timeouts bound the work done against one agent. Durations are YAML strings such as "30s".
@@ -338,6 +404,7 @@ func defaultAgent() Agent {
 		Poll:       Poll{Initial: DefaultPollInitial, Max: DefaultPollMax},
 		StatusText: DefaultStatusText,
 		StateKey:   DefaultStateKey,
+		Trust:      Trust{MaxCardBytes: DefaultMaxCardBytes},
 	}
 }
 
@@ -397,6 +464,9 @@ func (a *Agent) applyDefaults() {
 	setDuration(&a.Poll.Max, d.Poll.Max)
 	setString(&a.StatusText, d.StatusText)
 	setString(&a.StateKey, d.StateKey)
+	if a.Trust.MaxCardBytes == 0 {
+		a.Trust.MaxCardBytes = d.Trust.MaxCardBytes
+	}
 }
 
 func setString(p *string, def string) {

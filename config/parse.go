@@ -208,6 +208,18 @@ func (s *schema) walk(n *yaml.Node, t reflect.Type, path string) {
 		}
 	case t.Kind() == reflect.String:
 		s.scalar(n, t, path)
+	case t.Kind() == reflect.Bool:
+		if !s.scalar(n, t, path) {
+			return
+		}
+		var v bool
+		if n.Decode(&v) != nil {
+			if s.fromEnv[n] {
+				s.add(path, n.Line, "must be true or false (the value from the environment is not)")
+			} else {
+				s.add(path, n.Line, "must be true or false (got %q)", n.Value)
+			}
+		}
 	case t.Kind() == reflect.Int64:
 		if !s.scalar(n, t, path) {
 			return
@@ -321,6 +333,8 @@ func (s *schema) scalar(n *yaml.Node, t reflect.Type, path string) bool {
 			want = "an integer"
 		case t.Kind() == reflect.Float64:
 			want = "a number"
+		case t.Kind() == reflect.Bool:
+			want = "true or false"
 		}
 		s.add(path, n.Line, "must be %s, not %s", want, describe(n))
 		return false

@@ -93,6 +93,7 @@ func TestParseFull(t *testing.T) {
 			StatusText:   StatusTextReasoning,
 			InterruptTTL: Duration(24 * time.Hour),
 			StateKey:     "travelState",
+			Trust:        Trust{MaxCardBytes: DefaultMaxCardBytes},
 		}, weather},
 		Log:     Log{Format: LogJSON, Level: LogDebug},
 		Tracing: Tracing{Exporter: TracingOTLPGRPC, Endpoint: "http://otel-collector:4317", SampleRatio: 0.25},
@@ -527,5 +528,81 @@ func TestParseObservability(t *testing.T) {
 	_, err := Parse([]byte("tracing:\n  sampleRatio: ${RATIO}"+agents), env(map[string]string{"RATIO": "most"}))
 	if err == nil || !strings.Contains(err.Error(), "tracing.sampleRatio: must be a number (the value from the environment is not)") {
 		t.Errorf("a non-numeric ratio from the environment: %v", err)
+	}
+}
+
+func TestParseAuthAndTrust(t *testing.T) {
+	t.Parallel()
+	keyFile := t.TempDir() + "/keys.jwks"
+	if err := os.WriteFile(keyFile, []byte(`{"keys":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	yaml := `agents:
+  - name: a
+    url: http://a:9001
+    auth:
+      apiKey: ${KEY}
+      oauth2:
+        tokenURL: https://idp/token
+        clientId: bridge
+        clientSecret: ${SECRET}
+        scopes: [agent:call]
+      forwardCallerToken: true
+    trust:
+      allowHosts: [grpc.a:9002, cdn.a]
+      trustedKeys: [` + keyFile + `]
+      maxCardBytes: 65536
+  - name: b
+    url: http://b
+`
+	c, err := Parse([]byte(yaml), env(map[string]string{"KEY": "k3y", "SECRET": "s3cret"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Auth{APIKey: "k3y", OAuth2: OAuth2{TokenURL: "https://idp/token", ClientID: "bridge", ClientSecret: "s3cret", Scopes: []string{"agent:call"}}, ForwardCallerToken: true}
+	if diff := cmp.Diff(want, c.Agents[0].Auth); diff != "" {
+		t.Errorf("auth (-want +got):\n%s", diff)
+	}
+	wantTrust := Trust{AllowHosts: []string{"grpc.a:9002", "cdn.a"}, TrustedKeys: []string{keyFile}, MaxCardBytes: 65536}
+	if diff := cmp.Diff(wantTrust, c.Agents[0].Trust); diff != "" {
+		t.Errorf("trust (-want +got):\n%s", diff)
+	}
+	// Defaults: nothing presented, nothing extra trusted, 1 MiB cards.
+	if diff := cmp.Diff(Trust{MaxCardBytes: DefaultMaxCardBytes}, c.Agents[1].Trust); diff != "" || !cmp.Equal(Auth{}, c.Agents[1].Auth) {
+		t.Errorf("defaults: trust %s, auth %+v", diff, c.Agents[1].Auth)
+	}
+
+	// Strict: bad shapes and values name their path and line, and a secret
+	// from the environment is never echoed.
+	bad := `agents:
+  - name: a
+    url: http://a
+    auth:
+      forwardCallerToken: ${FWD}
+      bearer: [x]
+      oauth2: {clientId: x, clientSecret: y, tokenUrl: https://idp}
+    trust:
+      maxCardBytes: big
+      allowHost: [x]
+`
+	_, err = Parse([]byte(bad), env(map[string]string{"FWD": "yes-s3cret"}))
+	var ve *ValidationError
+	if !errors.As(err, &ve) {
+		t.Fatalf("err = %v", err)
+	}
+	msg := err.Error()
+	for _, w := range []string{
+		"agents[0].auth.forwardCallerToken: must be true or false (the value from the environment is not) (line 5)",
+		"agents[0].auth.bearer: must be a string, not a list (line 6)",
+		"agents[0].auth.oauth2.tokenUrl: unknown key (line 7)",
+		`agents[0].trust.maxCardBytes: must be an integer (got "big") (line 9)`,
+		"agents[0].trust.allowHost: unknown key (line 10)",
+	} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("error lacks %q:\n%s", w, msg)
+		}
+	}
+	if strings.Contains(msg, "yes-s3cret") {
+		t.Errorf("error echoes a secret: %s", msg)
 	}
 }

@@ -1,9 +1,11 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -314,6 +316,82 @@ func (a *Agent) validate(ps *problems, path string) {
 	if a.InterruptTTL < 0 {
 		ps.add(path+".interruptTTL", "must not be negative (got %s; 0 means never expire)", a.InterruptTTL)
 	}
+	a.Auth.validate(ps, path+".auth", a.Headers)
+	a.Trust.validate(ps, path+".trust")
+}
+
+// validate never quotes a secret: values come from the environment.
+func (au *Auth) validate(ps *problems, path string, headers map[string]string) {
+	for _, f := range []struct{ key, v string }{{"bearer", au.Bearer}, {"apiKey", au.APIKey}, {"oauth2.clientId", au.OAuth2.ClientID}, {"oauth2.clientSecret", au.OAuth2.ClientSecret}} {
+		if strings.ContainsAny(f.v, "\r\n\x00") {
+			ps.add(path+"."+f.key, "must not contain CR, LF or NUL")
+		}
+	}
+	for k := range headers {
+		if strings.EqualFold(k, "Authorization") && (au.Bearer != "" || au.OAuth2.Set()) {
+			// Two sources for one header: which one wins would be a guess.
+			ps.add(path, "headers.%s is set too: give the token in one place", k)
+		}
+	}
+	if au.Bearer != "" && au.OAuth2.Set() {
+		ps.add(path+".oauth2", "bearer is set too: use one of bearer and oauth2")
+	}
+	o := au.OAuth2
+	if o.Set() {
+		if o.ClientID == "" {
+			ps.add(path+".oauth2.clientId", "required with oauth2")
+		}
+		if o.ClientSecret == "" {
+			ps.add(path+".oauth2.clientSecret", "required with oauth2")
+		}
+		if o.TokenURL != "" && !httpURL(o.TokenURL) {
+			ps.add(path+".oauth2.tokenURL", "must be an http(s) URL%s", got(o.TokenURL))
+		}
+		for i, sc := range o.Scopes {
+			if sc == "" || strings.ContainsAny(sc, " \t\r\n\x00\"\\") {
+				ps.add(fmt.Sprintf("%s.oauth2.scopes[%d]", path, i), "must be a non-empty scope without spaces, quotes or backslashes (RFC 6749 §3.3)")
+			}
+		}
+	}
+}
+
+func (tr *Trust) validate(ps *problems, path string) {
+	for i, h := range tr.AllowHosts {
+		if !validAllowedHost(h) {
+			ps.add(fmt.Sprintf("%s.allowHosts[%d]", path, i), "must be host or host:port, without scheme or path (got %q)", h)
+		}
+	}
+	for i, k := range tr.TrustedKeys {
+		kp := fmt.Sprintf("%s.trustedKeys[%d]", path, i)
+		t := strings.TrimSpace(k)
+		switch {
+		case t == "":
+			ps.add(kp, "must not be empty")
+		case strings.HasPrefix(t, "-----BEGIN") || strings.HasPrefix(t, "{"):
+			// Inline PEM or JWK(S): parsed when the agent is set up.
+		default:
+			if _, err := os.Stat(k); err != nil {
+				ps.add(kp, "cannot read the key file: %v", errors.Unwrap(err))
+			}
+		}
+	}
+	if tr.MaxCardBytes <= 0 {
+		ps.add(path+".maxCardBytes", "must be > 0 (got %d)", tr.MaxCardBytes)
+	}
+}
+
+func validAllowedHost(s string) bool {
+	if s == "" || strings.ContainsAny(s, "/@?# ") {
+		return false
+	}
+	host := s
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		if !validPort(p) || h == "" {
+			return false
+		}
+		host = h
+	}
+	return strings.Trim(host, "[]") != ""
 }
 
 func positive(ps *problems, path string, d Duration) {

@@ -110,6 +110,40 @@ func TestValidate(t *testing.T) {
 			{"agents[0].headers.X Bad", "not a valid HTTP header name"},
 			{"agents[0].headers.X-Split", "must not contain CR, LF or NUL"},
 		}},
+		{"auth", func(c *Config) {
+			c.Agents[0].Auth = Auth{Bearer: "a\nb", APIKey: "k\x00", OAuth2: OAuth2{TokenURL: "ftp://x", Scopes: []string{"ok", "", "a b"}}}
+		}, []want{
+			{"agents[0].auth.bearer", "must not contain CR, LF or NUL"},
+			{"agents[0].auth.apiKey", "must not contain CR, LF or NUL"},
+			{"agents[0].auth.oauth2", "bearer is set too"},
+			{"agents[0].auth.oauth2.clientId", "required with oauth2"},
+			{"agents[0].auth.oauth2.clientSecret", "required with oauth2"},
+			{"agents[0].auth.oauth2.tokenURL", "must be an http(s) URL"},
+			{"agents[0].auth.oauth2.scopes[1]", "must be a non-empty scope"},
+			{"agents[0].auth.oauth2.scopes[2]", "must be a non-empty scope"},
+		}},
+		{"auth and an Authorization header", func(c *Config) {
+			c.Agents[0].Headers = map[string]string{"authorization": "Bearer x"}
+			c.Agents[0].Auth.Bearer = "y"
+		}, []want{{"agents[0].auth", "headers.authorization is set too"}}},
+		{"auth complete", func(c *Config) {
+			c.Agents[0].Auth = Auth{APIKey: "k", OAuth2: OAuth2{ClientID: "id", ClientSecret: "s", Scopes: []string{"a:b"}}, ForwardCallerToken: true}
+		}, nil},
+		{"trust", func(c *Config) {
+			c.Agents[0].Trust = Trust{
+				AllowHosts:   []string{"ok.example", "ok.example:8443", "[::1]:9", "http://x", "x/y", "x:99999", ""},
+				TrustedKeys:  []string{"-----BEGIN PUBLIC KEY-----\n...", `{"keys":[]}`, "/nonexistent/key.pem", " "},
+				MaxCardBytes: 0,
+			}
+		}, []want{
+			{"agents[0].trust.allowHosts[3]", "must be host or host:port"},
+			{"agents[0].trust.allowHosts[4]", "must be host or host:port"},
+			{"agents[0].trust.allowHosts[5]", "must be host or host:port"},
+			{"agents[0].trust.allowHosts[6]", "must be host or host:port"},
+			{"agents[0].trust.trustedKeys[2]", "cannot read the key file: no such file or directory"},
+			{"agents[0].trust.trustedKeys[3]", "must not be empty"},
+			{"agents[0].trust.maxCardBytes", "must be > 0"},
+		}},
 		{"transports", func(c *Config) {
 			c.Agents[0].Transports = []string{"GRPC", "HTTP+JSON", "JSONRPC"}
 			c.Agents[1].Transports = []string{"jsonrpc", "GRPC", "GRPC", "REST"}

@@ -117,6 +117,11 @@ type driver struct {
 	observed bool
 	// taskLogged: d.log names the run's task (nameTask).
 	taskLogged bool
+
+	// caller is the Authorization header of the request that started the
+	// run, for agents configured to forward it (a2a.Credentials). It is
+	// kept in memory only: a run taken over after a restart has none.
+	caller string
 }
 
 // runDone and runFail are the run's translation, for the parts of the
@@ -200,7 +205,7 @@ func (d *driver) nameTask(id a2a.TaskID, contextID string) {
 // detached is a context for calls the run makes after its own context may
 // have ended (cancelling the task): the bridge's lifetime, the run's span.
 func (d *driver) detached() context.Context {
-	return trace.ContextWithSpan(context.WithoutCancel(d.svc.ctx), d.span)
+	return trace.ContextWithSpan(context.WithoutCancel(a2a.WithCallerAuthorization(d.svc.ctx, d.caller)), d.span)
 }
 
 // close ends the driver's journal and its live log: readers get the
@@ -394,7 +399,7 @@ func (d *driver) drive() {
 	d.setup()
 	defer d.close()
 	// The run's A2A calls are spans of the run.
-	ctx, cancel := context.WithCancelCause(trace.ContextWithSpan(d.svc.ctx, d.span))
+	ctx, cancel := context.WithCancelCause(trace.ContextWithSpan(a2a.WithCallerAuthorization(d.svc.ctx, d.caller), d.span))
 	defer cancel(nil)
 	d.armStop(cancel)
 	defer d.disarm()

@@ -321,6 +321,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		return nil, err
 	}
 	d := newDriver(s, spec, th, in, after)
+	d.caller = a2a.CallerAuthorization(ctx)
 	d.begin(ctx, trace.SpanKindServer)
 	d.parts, d.newIDs, d.resume, d.continueTask, d.reconcile = parts, newIDs, plan, continueTask, reconcile
 	run := &Run{Key: key, RunID: in.RunID, svc: s, after: after, driver: d}

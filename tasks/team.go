@@ -647,7 +647,7 @@ func (t *teamRun) cancelTask(m *memberRun) {
 	if id == "" || m.agent == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.d.svc.ctx), m.spec.RequestTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(a2a.WithCallerAuthorization(t.d.svc.ctx, t.d.caller)), m.spec.RequestTimeout)
 	defer cancel()
 	if _, err := m.agent.CancelTask(ctx, id); err != nil {
 		t.d.log.Warn("cancel member task after timeout", "member", m.name, "task_id", id, "err", err)
@@ -680,7 +680,7 @@ func (t *teamRun) cancelIfAsked(m *memberRun) {
 	m.cancelSent = true
 	id, agent := m.tr.TaskID(), m.agent
 	go func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.d.svc.ctx), m.spec.RequestTimeout)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(a2a.WithCallerAuthorization(t.d.svc.ctx, t.d.caller)), m.spec.RequestTimeout)
 		defer cancel()
 		task, err := agent.CancelTask(ctx, id)
 		if err != nil {

@@ -24,6 +24,9 @@ type remoteAgent struct {
 	opts    a2a.Options
 	res     *a2a.Resolver
 	metrics *observe.Metrics // nil: none
+	// setupErr is why the agent cannot be used whatever its card says (its
+	// trusted keys do not load); connect returns it.
+	setupErr error
 
 	mu sync.Mutex
 	// unreachable is the error code of the last call that got no answer
@@ -44,7 +47,22 @@ func newRemoteAgent(c config.Agent, inst instruments) *remoteAgent {
 		Transports: c.Transports,
 		Tracer:     inst.tracing.Tracer(),
 		Propagator: inst.tracing.Propagator(),
+		Credentials: a2a.Credentials{
+			Bearer: c.Auth.Bearer, APIKey: c.Auth.APIKey, ForwardCallerToken: c.Auth.ForwardCallerToken,
+		},
+		AllowHosts:   c.Trust.AllowHosts,
+		MaxCardBytes: c.Trust.MaxCardBytes,
 	}}
+	if o := c.Auth.OAuth2; o.Set() {
+		r.opts.Credentials.OAuth2 = &a2a.OAuth2{TokenURL: o.TokenURL, ClientID: o.ClientID, ClientSecret: o.ClientSecret, Scopes: o.Scopes}
+	}
+	if len(c.Trust.TrustedKeys) > 0 {
+		ks, err := a2a.LoadKeySet(c.Trust.TrustedKeys)
+		if err != nil {
+			r.setupErr = &a2a.Error{Agent: c.Name, Op: "dial", Err: &a2a.TrustError{Reason: "trust.trustedKeys: " + err.Error()}}
+		}
+		r.opts.TrustedKeys = ks
+	}
 	r.opts.Observer = r
 	r.res = a2a.NewResolver(r.opts)
 	return r
@@ -106,6 +124,9 @@ func (r *remoteAgent) health(ctx context.Context) (*a2a.Agent, aguihttp.Health) 
 // connect returns the agent's client, resolving or re-checking its card
 // when needed.
 func (r *remoteAgent) connect(ctx context.Context) (*a2a.Agent, error) {
+	if r.setupErr != nil {
+		return nil, r.setupErr
+	}
 	dctx, cancel := context.WithTimeout(ctx, time.Duration(r.cfg.Timeouts.Request))
 	defer cancel()
 	return r.res.Agent(dctx)

@@ -83,7 +83,7 @@ func startBridgeTraced(t *testing.T, opts agents.Options, tracing *observe.Traci
 	metrics := observe.NewMetrics()
 	b := build(cfg, tasks.ObserveStore(store, config.StoreMemory, metrics), slog.New(slog.DiscardHandler),
 		instruments{metrics: metrics, tracing: tracing})
-	srv := httptest.NewServer(b.handler)
+	srv := httptest.NewServer(b.public)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

@@ -14,6 +14,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/agui/aguihttp"
 	"github.com/a2a-agui-bridge/bridge/config"
@@ -62,6 +63,9 @@ type instruments struct {
 type bridge struct {
 	svc     *tasks.Service
 	handler *aguihttp.Handler
+	// public is handler as served: it keeps each request's Authorization
+	// for the agents that forward the caller's token.
+	public  http.Handler
 	remotes map[string]*remoteAgent
 }
 
@@ -144,7 +148,21 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger, inst instrum
 		opts.SSEStreams = m.Streams(observe.TransportSSE)
 		opts.WebSockets = m.Streams(observe.TransportWebSocket)
 	}
-	return &bridge{svc: svc, handler: aguihttp.New(opts), remotes: remotes}
+	h := aguihttp.New(opts)
+	return &bridge{svc: svc, handler: h, public: withCallerAuthorization(h), remotes: remotes}
+}
+
+// withCallerAuthorization puts the request's Authorization header in its
+// context, where the a2a package finds it for the calls of the run it
+// starts. Only agents with auth.forwardCallerToken send it on; it is never
+// logged. The run service keeps it for the run's detached calls.
+func withCallerAuthorization(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("Authorization"); v != "" {
+			r = r.WithContext(a2a.WithCallerAuthorization(r.Context(), v))
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // threads adapts the run service's thread views to the HTTP handler.
@@ -204,6 +222,11 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening 
 	b := build(cfg, store, log, instruments{metrics: metrics, tracing: tracing})
 	defer b.closeAgents()
 	svc, handler := b.svc, b.handler
+	for _, r := range b.remotes {
+		if r.setupErr != nil {
+			return r.setupErr // a key file that does not load is a config error: stop at start
+		}
+	}
 	// Runs a previous process left in progress (it was stopped or killed)
 	// go on where their journals end.
 	if cfg.Store.Kind == config.StoreMemory || cfg.Store.Kind == config.StoreEmbedded || cfg.Store.Kind == "" {
@@ -229,7 +252,7 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening 
 	// expired read deadline cancels the request's context). The handler sets
 	// a read deadline for the body and a deadline per write instead.
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           b.public,
 		ReadHeaderTimeout: time.Duration(cfg.Server.ReadHeaderTimeout),
 		IdleTimeout:       time.Duration(cfg.Server.IdleTimeout),
 		MaxHeaderBytes:    64 << 10,
