@@ -101,6 +101,23 @@ type Config struct {
 
 	// Tracing exports OpenTelemetry traces of runs and A2A calls. Off by default.
 	Tracing Tracing `yaml:"tracing"`
+
+	// Auth requires callers to authenticate (API keys, JWTs). Off by
+	// default, and then the bridge listens only on loopback addresses
+	// unless auth.mode is "none".
+	Auth Auth `yaml:"auth"`
+
+	// Metrics configures GET /metrics.
+	Metrics MetricsConfig `yaml:"metrics"`
+
+	// Limits bound requests, runs and callers.
+	Limits Limits `yaml:"limits"`
+
+	// RedactKeys are object keys (case-insensitive) whose values are
+	// replaced by "[REDACTED]" in shared state built from agent data and
+	// in logs. Default: password, token, secret, api_key, apikey,
+	// authorization. An empty list turns redaction off.
+	RedactKeys []string `yaml:"redactKeys"`
 }
 
 // Team strategies (Team.Strategy).
@@ -129,6 +146,10 @@ type Team struct {
 	// Members are names from agents: (not teams), each at most once.
 	// Required: at least one.
 	Members []string `yaml:"members"`
+
+	// Allow lists the principals that may use the team. Optional; absent:
+	// every authenticated principal. Needs auth.
+	Allow []string `yaml:"allow"`
 }
 
 // Log configures the bridge's logs.
@@ -280,6 +301,11 @@ type Agent struct {
 	// StateKey is the one key of the AG-UI shared state the bridge owns for
 	// this agent; the client's other keys are never touched. Default "a2a".
 	StateKey string `yaml:"stateKey"`
+
+	// Allow lists the principals that may use the agent (others get 403,
+	// and GET /agents does not list it). Optional; absent: every
+	// authenticated principal. Needs auth.
+	Allow []string `yaml:"allow"`
 }
 
 // Timeouts bound the work done against one agent. Durations are YAML strings such as "30s".
@@ -324,6 +350,10 @@ func Default() *Config {
 		},
 		Log:     Log{Format: DefaultLogFormat, Level: DefaultLogLevel},
 		Tracing: Tracing{Exporter: DefaultTracingExporter, SampleRatio: DefaultSampleRatio},
+		Auth:    Auth{JWT: JWT{Leeway: DefaultJWTLeeway, Refresh: DefaultJWKSRefresh}},
+		Limits: Limits{MaxMessages: DefaultMaxMessages, MaxStateBytes: DefaultMaxStateBytes,
+			MaxEventBytes: DefaultMaxEventBytes},
+		RedactKeys: slices.Clone(DefaultRedactKeys),
 	}
 }
 
@@ -375,6 +405,23 @@ func (c *Config) ApplyDefaults() {
 	}
 	for i := range c.Agents {
 		c.Agents[i].applyDefaults()
+	}
+	setDuration(&c.Auth.JWT.Leeway, d.Auth.JWT.Leeway)
+	setDuration(&c.Auth.JWT.Refresh, d.Auth.JWT.Refresh)
+	for _, f := range []struct {
+		v *int64
+		d int64
+	}{
+		{&c.Limits.MaxMessages, d.Limits.MaxMessages},
+		{&c.Limits.MaxStateBytes, d.Limits.MaxStateBytes},
+		{&c.Limits.MaxEventBytes, d.Limits.MaxEventBytes},
+	} {
+		if *f.v == 0 {
+			*f.v = f.d
+		}
+	}
+	if c.RedactKeys == nil {
+		c.RedactKeys = d.RedactKeys
 	}
 	setString(&c.Log.Format, d.Log.Format)
 	setString(&c.Log.Level, d.Log.Level)

@@ -220,6 +220,14 @@ func (s *schema) walk(n *yaml.Node, t reflect.Type, path string) {
 				s.add(path, n.Line, "must be an integer (got %q)", n.Value)
 			}
 		}
+	case t.Kind() == reflect.Bool:
+		if !s.scalar(n, t, path) {
+			return
+		}
+		var v bool
+		if n.Decode(&v) != nil {
+			s.add(path, n.Line, "must be true or false (got %q)", n.Value)
+		}
 	case t.Kind() == reflect.Float64:
 		if !s.scalar(n, t, path) {
 			return
@@ -321,6 +329,8 @@ func (s *schema) scalar(n *yaml.Node, t reflect.Type, path string) bool {
 			want = "an integer"
 		case t.Kind() == reflect.Float64:
 			want = "a number"
+		case t.Kind() == reflect.Bool:
+			want = "true or false"
 		}
 		s.add(path, n.Line, "must be %s, not %s", want, describe(n))
 		return false

@@ -91,6 +91,9 @@ func (c *Config) Validate() error {
 	c.Server.validate(&ps)
 	c.Log.validate(&ps)
 	c.Tracing.validate(&ps)
+	c.Auth.validate(&ps)
+	c.Limits.validate(&ps)
+	validateRedactKeys(&ps, c.RedactKeys)
 
 	if len(c.Agents) == 0 {
 		ps.add("agents", "at least one agent is required")
@@ -100,6 +103,7 @@ func (c *Config) Validate() error {
 		a := &c.Agents[i]
 		path := fmt.Sprintf("agents[%d]", i)
 		a.validate(&ps, path)
+		validateAllow(&ps, path+".allow", a.Allow, &c.Auth)
 		if a.Name == "" {
 			continue
 		}
@@ -114,6 +118,7 @@ func (c *Config) Validate() error {
 		t := &c.Teams[i]
 		path := fmt.Sprintf("teams[%d]", i)
 		t.validate(&ps, path, first)
+		validateAllow(&ps, path+".allow", t.Allow, &c.Auth)
 		if t.Name == "" {
 			continue
 		}
