@@ -34,6 +34,13 @@ var (
 // the A2A task to a terminal or interrupted state, translates every A2A
 // event and appends the AG-UI events to the thread's journal.
 type driver struct {
+	// releaseSlot ends the run's admission (Options.Admission); nil for a
+	// run taken over from an earlier process.
+	releaseSlot func()
+	// stateRejected says the agent grew the state past its limit: the
+	// thread keeps the state it had.
+	stateRejected bool
+
 	svc    *Service
 	spec   *AgentSpec
 	agent  Agent
@@ -302,6 +309,7 @@ func (d *driver) setup() {
 		PreviousView:     viewIn(d.thread.State, d.spec.StateKey),
 		StateVersion:     d.thread.StateVersion,
 		MaxInlineBytes:   d.spec.MaxInlineBytes,
+		RedactKeys:       d.spec.RedactKeys,
 	})
 }
 
@@ -370,12 +378,20 @@ func (d *driver) earlierArtifacts() []a2a.ArtifactID {
 
 func (d *driver) nothingToDo() {
 	defer d.svc.wg.Done()
+	defer d.releaseRun()
 	defer close(d.done)
 	defer d.unregister()
 	defer d.observeEnd("", "")
 	d.setup()
 	defer d.close()
 	d.emit(d.tr.Complete()) // releases the thread before RUN_FINISHED
+}
+
+// releaseRun frees the run's admission slot once its goroutine ends.
+func (d *driver) releaseRun() {
+	if d.releaseSlot != nil {
+		d.releaseSlot()
+	}
 }
 
 // unregister drops the driver from the service's registry, unless the run
@@ -388,6 +404,7 @@ func (d *driver) unregister() {
 
 func (d *driver) drive() {
 	defer d.svc.wg.Done()
+	defer d.releaseRun()
 	defer close(d.done)
 	defer d.unregister()
 	defer d.observeEnd("", "")
@@ -633,7 +650,19 @@ func (d *driver) deliver(ev a2a.Event) bool {
 		}
 		d.accept()
 	}
+	if code, msg := d.eventTooLarge(ev); code != "" {
+		d.refuseEvent(code, msg)
+		return false
+	}
 	out := d.tr.Translate(ev)
+	if code, msg := d.stateTooLarge(out); code != "" {
+		// Everything but the state goes out; the thread keeps the state
+		// it had.
+		d.stateRejected = true
+		d.emit(slices.DeleteFunc(out, isStateEvent))
+		d.refuseEvent(code, msg)
+		return false
+	}
 	if len(out) > 0 && d.idle != nil {
 		d.idle.Reset(d.spec.IdleTimeout)
 	}
@@ -1014,8 +1043,10 @@ func (d *driver) finalize(terminal ...Entry) {
 			th.Resolved = appendResolved(th.Resolved, d.resume.resolved)
 		}
 		th.Messages = d.tr.Conversation()
-		th.State = d.tr.State()
-		th.StateVersion = d.tr.StateVersion()
+		if !d.stateRejected {
+			th.State = d.tr.State()
+			th.StateVersion = d.tr.StateVersion()
+		}
 		th.FrontendCalls = d.tr.FrontendCalls()
 		for _, ref := range d.tr.ToolCalls() {
 			i := slices.IndexFunc(th.ToolCalls, func(r mapping.ToolCallRef) bool { return r.ToolCallID == ref.ToolCallID })

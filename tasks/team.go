@@ -48,6 +48,7 @@ func (s *Service) teamAgentSpec(t *TeamSpec) *AgentSpec {
 		if spec.MaxInlineBytes == 0 || (m.MaxInlineBytes > 0 && m.MaxInlineBytes < spec.MaxInlineBytes) {
 			spec.MaxInlineBytes = m.MaxInlineBytes
 		}
+		spec.RedactKeys = m.RedactKeys // server-wide: the same for every member
 	}
 	return spec
 }
@@ -161,6 +162,7 @@ func (t *teamRun) join(ctx context.Context, name string, plan *resumePlan, parts
 		KnownToolCalls: d.thread.ToolCalls,
 		StateKey:       t.spec.StateKey,
 		MaxInlineBytes: spec.MaxInlineBytes,
+		RedactKeys:     spec.RedactKeys,
 	}
 	if plan != nil {
 		m.contextID, m.taskID, m.metadata, m.cancel = plan.contextID, plan.taskID, plan.metadata, plan.cancel
