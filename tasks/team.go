@@ -280,6 +280,13 @@ func (t *teamRun) handle(ctx context.Context, msg memberMsg) {
 			m.reached = true
 			t.accept()
 		}
+		if n, limit := eventSize(msg.ev), m.spec.MaxEventBytes; limit > 0 && n > limit {
+			// The member's part ends with the limit's code; the others go on.
+			m.stop(nil)
+			t.cancelTask(m)
+			t.deliver(m, m.tr.Fail(CodeEventTooLarge, fmt.Sprintf("agent %q sent an event of %d bytes; the limit is %d", m.name, n, limit)))
+			break
+		}
 		t.noteArtifacts(m, msg.ev)
 		t.deliver(m, m.tr.Translate(msg.ev))
 		t.cancelIfAsked(m)

@@ -321,3 +321,24 @@ func TestServeRefusesOpenAddress(t *testing.T) {
 		})
 	}
 }
+
+// TestTeamEventLimit: a team member's oversized event ends that member's
+// part with event_too_large; the run itself still ends exactly once.
+func TestTeamEventLimit(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, func(c *config.Config) {
+		withTeams(c)
+		c.Limits.MaxEventBytes = 200
+	})
+	in, _ := json.Marshal(map[string]any{"threadId": "th-team", "runId": "r1", "protocolVersion": "1.0",
+		"messages":       []agui.Message{userMsg("u1", strings.Repeat("word ", 400))},
+		"forwardedProps": map[string]any{"agent": "streamer"}})
+	r := b.do(t, http.MethodPost, "/agents/desk", "", in)
+	runEvents(t, r)
+	if !bytes.Contains(r.body, []byte(`"event_too_large"`)) {
+		t.Fatalf("no event_too_large in the team run:\n%s", r.body)
+	}
+	if bytes.Contains(r.body, []byte(strings.Repeat("word ", 40))) {
+		t.Fatalf("the oversized text reached the client")
+	}
+}
