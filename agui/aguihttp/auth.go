@@ -60,7 +60,7 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request) *http.Request {
 		if err != nil {
 			// Never log the token; the reason helps an operator tell an
 			// expired JWT from a wrong key.
-			h.opt.Logger.Debug("authentication failed", "path", r.URL.Path, "reason", errors.Unwrap(err))
+			h.opt.Logger.Debug("authentication failed", "path", r.URL.Path, "err", err)
 			unauthorized(w, "the bearer credential is not valid")
 			return nil
 		}

@@ -92,6 +92,14 @@ func TestInputAndRunLimits(t *testing.T) {
 		t.Fatalf("3 messages: %v", ev[len(ev)-1])
 	}
 
+	// Over WebSocket the refusal is a RUN_ERROR envelope.
+	ws := b.mustDialWS(t, "streamer")
+	ws.run(t, runBody("th-m", "r2", false, msgs...))
+	var refused agui.RunError
+	if env := ws.next(t); json.Unmarshal(env.Event, &refused) != nil || refused.Code != "too_many_messages" || env.ThreadID != "th-m" {
+		t.Fatalf("WS run with 4 messages: %s", env.Event)
+	}
+
 	big := map[string]any{"notes": strings.Repeat("n", 500)}
 	wantRefused(t, "client state", b.do(t, http.MethodPost, "/agents/streamer", "", clientStateBody("th-s", "r1", big, userMsg("u1", "hi"))),
 		http.StatusRequestEntityTooLarge, "state_too_large", false)
