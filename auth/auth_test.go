@@ -7,6 +7,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -185,4 +187,36 @@ func FuzzAuthenticate(f *testing.F) {
 			t.Fatalf("token %q authenticated as %q", token, p)
 		}
 	})
+}
+
+// TestJWKSURL: a JWKS URL is fetched at start (a bridge that cannot read
+// it does not start) and its keys verify tokens.
+func TestJWKSURL(t *testing.T) {
+	t.Parallel()
+	is := newIssuer(t, "k1")
+	set, err := os.ReadFile(is.jwks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/jwks" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(set)
+	}))
+	defer srv.Close()
+	a, err := auth.New(t.Context(), auth.Options{JWT: &auth.JWTOptions{JWKS: srv.URL + "/jwks", Issuer: "i", Audience: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	tok := is.sign(t, jwt.Claims{Subject: "dave", Issuer: "i", Audience: jwt.Audience{"a"}, Expiry: jwt.NewNumericDate(time.Now().Add(time.Minute))})
+	if p, err := a.Authenticate(t.Context(), tok); p != "dave" {
+		t.Fatalf("principal %q, %v", p, err)
+	}
+	if _, err := auth.New(t.Context(), auth.Options{JWT: &auth.JWTOptions{JWKS: srv.URL + "/missing", Issuer: "i", Audience: "a"}}); err == nil {
+		t.Fatal("a JWKS URL answering 404 was accepted at start")
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"net"
+	"net/url"
 	"strings"
 	"time"
 )
@@ -188,8 +190,10 @@ func (a *Auth) validate(ps *problems) {
 			ps.add("auth.jwt.jwks", "required with issuer and audience (a file path or an https:// URL)")
 		}
 	} else {
-		if strings.Contains(j.JWKS, "://") && !strings.HasPrefix(j.JWKS, "https://") && !strings.HasPrefix(j.JWKS, "http://") {
-			ps.add("auth.jwt.jwks", "must be a file path or an https:// URL (got %q)", j.JWKS)
+		if strings.Contains(j.JWKS, "://") && !strings.HasPrefix(j.JWKS, "https://") && !loopbackHTTP(j.JWKS) {
+			// Keys fetched in clear text could be swapped by anyone on the
+			// path, who could then mint tokens.
+			ps.add("auth.jwt.jwks", "must be a file path or an https:// URL (http:// only on a loopback host) (got %q)", j.JWKS)
 		}
 		if j.Issuer == "" {
 			ps.add("auth.jwt.issuer", "required with jwks: tokens of any other issuer are refused")
@@ -202,6 +206,19 @@ func (a *Auth) validate(ps *problems) {
 		ps.add("auth.jwt.leeway", "must be between 0s and 5m (got %s)", time.Duration(j.Leeway))
 	}
 	positive(ps, "auth.jwt.refresh", j.Refresh)
+}
+
+// loopbackHTTP reports an http:// URL whose host is this machine.
+func loopbackHTTP(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme != "http" {
+		return false
+	}
+	if strings.EqualFold(u.Hostname(), "localhost") {
+		return true
+	}
+	ip := net.ParseIP(u.Hostname())
+	return ip != nil && ip.IsLoopback()
 }
 
 func (l *Limits) validate(ps *problems) {

@@ -124,6 +124,8 @@ func TestSecurityProblems(t *testing.T) {
 		{"jwt without issuer", "auth:\n  jwt:\n    jwks: ./jwks.json\n" + agent,
 			[]string{"auth.jwt.issuer: required with jwks: tokens of any other issuer are refused (line 3)",
 				"auth.jwt.audience: required with jwks: tokens minted for other services are refused (line 3)"}},
+		{"jwks over http", "auth:\n  jwt: {jwks: \"http://idp.example/jwks\", issuer: i, audience: a}\n" + agent,
+			[]string{`auth.jwt.jwks: must be a file path or an https:// URL (http:// only on a loopback host) (got "http://idp.example/jwks") (line 2)`}},
 		{"jwt leeway", "auth:\n  jwt: {jwks: ./j.json, issuer: i, audience: a, leeway: 1h}\n" + agent,
 			[]string{"auth.jwt.leeway: must be between 0s and 5m (got 1h0m0s) (line 2)"}},
 		{"allow without auth", "agents:\n  - name: a\n    url: http://127.0.0.1:1/\n    allow: [alice]\n",
