@@ -151,8 +151,19 @@ func agentNames(t *testing.T, body []byte) []string {
 // exist, byte for byte.
 func TestAuthAndIsolation(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, withAuth(nil))
+	b := startBridge(t, func(c *config.Config) {
+		withAuth(nil)(c)
+		c.Server.CORSOrigins = []string{"https://app.test"}
+	})
 	const thread = "th-owned"
+
+	// Browsers send no credentials on a CORS preflight: it is answered
+	// before authentication, and allows the Authorization header.
+	pre := b.do(t, http.MethodOptions, "/agents/asker", "", nil,
+		"Origin", "https://app.test", "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "authorization, content-type")
+	if pre.status != http.StatusNoContent || !strings.Contains(pre.header.Get("Access-Control-Allow-Headers"), "Authorization") {
+		t.Fatalf("preflight: %d %v", pre.status, pre.header)
+	}
 	base := "/agents/asker/threads/" + thread
 
 	// The answers for the thread before it exists: what anyone else must
