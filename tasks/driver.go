@@ -387,10 +387,15 @@ func (d *driver) nothingToDo() {
 	d.emit(d.tr.Complete()) // releases the thread before RUN_FINISHED
 }
 
-// releaseRun frees the run's admission slot once its goroutine ends.
+// releaseRun frees the run's admission slot, once: when the run ends
+// (finalize, before its terminal event is journaled, so a client that
+// reads the end can start its next run at once), or when its goroutine
+// ends without finalizing (a run suspended by the shutdown). Only the
+// driver's goroutine calls it.
 func (d *driver) releaseRun() {
 	if d.releaseSlot != nil {
 		d.releaseSlot()
+		d.releaseSlot = nil
 	}
 }
 
@@ -994,6 +999,7 @@ func (d *driver) finalize(terminal ...Entry) {
 		return
 	}
 	d.released = true
+	d.releaseRun()
 	d.stopFinishing()
 	d.bg.Wait()
 	var interrupts []mapping.PendingInterrupt

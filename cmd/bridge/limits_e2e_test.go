@@ -144,66 +144,34 @@ func TestInputAndRunLimits(t *testing.T) {
 }
 
 // startSlow starts a run on the slow agent (it works until cancelled) and
-// returns once the thread holds it; cancel ends it.
-func startSlow(t *testing.T, b *testBridge, key, thread string) (done <-chan reply) {
+// returns once its stream started: the run holds its admission slot.
+func startSlow(t *testing.T, b *testBridge, key, thread string) *liveRun {
 	t.Helper()
-	ch := make(chan reply, 1)
-	go func() {
-		req, _ := http.NewRequestWithContext(context.WithoutCancel(t.Context()), http.MethodPost, b.url+"/agents/slow",
-			bytes.NewReader(runBody(thread, "r-slow", false, userMsg("u1", "go"))))
-		req.Header.Set("Content-Type", "application/json")
-		if key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			ch <- reply{}
-			return
-		}
-		defer resp.Body.Close()
-		var buf bytes.Buffer
-		_, _ = buf.ReadFrom(resp.Body)
-		ch <- reply{status: resp.StatusCode, body: buf.Bytes()}
-	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r := b.do(t, http.MethodGet, "/agents/slow/threads/"+thread, key, nil)
-		if r.status == 200 && bytes.Contains(r.body, []byte(`"activeRunId":"r-slow"`)) {
-			return ch
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the slow run did not start: %d %s", r.status, r.body)
-		}
-		time.Sleep(20 * time.Millisecond)
+	h := http.Header{}
+	if key != "" {
+		h.Set("Authorization", "Bearer "+key)
 	}
+	lr := b.stream(t, http.MethodPost, "/agents/slow", runBody(thread, "r-slow", false, userMsg("u1", "go")), h)
+	lr.until(t, func(ev agui.Event) bool { return ev.Type() == agui.EventRunStarted })
+	return lr
 }
 
-// stopSlow cancels the slow run and waits for its stream to end.
-func stopSlow(t *testing.T, b *testBridge, key, thread string, done <-chan reply) {
+// stopSlow cancels the slow run and waits for its stream to end, which
+// frees its slot.
+func stopSlow(t *testing.T, b *testBridge, key, thread string, lr *liveRun) {
 	t.Helper()
 	if r := b.do(t, http.MethodPost, "/agents/slow/threads/"+thread+"/cancel", key, nil); r.status != 200 {
 		t.Fatalf("cancel: %d %s", r.status, r.body)
 	}
-	runEvents(t, <-done)
-}
-
-// retryRun repeats a run refused with 429/503 for up to 10s: a finished
-// run frees its slot when its driver returns, just after its last event.
-func retryRun(t *testing.T, b *testBridge, key, agent string, body []byte) reply {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		r := b.do(t, http.MethodPost, "/agents/"+agent, key, body)
-		if (r.status != 429 && r.status != 503) || time.Now().After(deadline) {
-			return r
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	res := lr.result(t)
+	res.check(t, false)
+	res.wantError(t, "cancelled")
 }
 
 // TestConcurrentRunLimits: the instance cap answers 503 bridge_overloaded,
 // the per-principal cap 429 too_many_runs, both with Retry-After; other
-// principals are not affected, and a run goes through once a slot frees.
+// principals are not affected, and a run goes through as soon as the
+// stream of the one holding the slot has ended.
 func TestConcurrentRunLimits(t *testing.T) {
 	t.Parallel()
 	t.Run("instance", func(t *testing.T) {
@@ -213,7 +181,7 @@ func TestConcurrentRunLimits(t *testing.T) {
 		body := runBody("th-other", "r1", false, userMsg("u1", "hi"))
 		wantRefused(t, "second run", b.do(t, http.MethodPost, "/agents/streamer", "", body), http.StatusServiceUnavailable, "bridge_overloaded", true)
 		stopSlow(t, b, "", "th-slow", done)
-		if ev := runEvents(t, retryRun(t, b, "", "streamer", body)); terminalCode(ev) != "" {
+		if ev := runEvents(t, b.do(t, http.MethodPost, "/agents/streamer", "", body)); terminalCode(ev) != "" {
 			t.Fatalf("after the slot freed: %v", ev[len(ev)-1])
 		}
 	})
@@ -230,7 +198,7 @@ func TestConcurrentRunLimits(t *testing.T) {
 			t.Fatalf("bob's run: %v", ev[len(ev)-1])
 		}
 		stopSlow(t, b, aliceKey, "th-slow", done)
-		if ev := runEvents(t, retryRun(t, b, aliceKey, "streamer", body)); terminalCode(ev) != "" {
+		if ev := runEvents(t, b.do(t, http.MethodPost, "/agents/streamer", aliceKey, body)); terminalCode(ev) != "" {
 			t.Fatalf("alice after her slot freed: %v", ev[len(ev)-1])
 		}
 	})
