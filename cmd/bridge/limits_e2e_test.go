@@ -318,3 +318,29 @@ func TestTeamEventLimit(t *testing.T) {
 		t.Fatalf("the oversized text reached the client")
 	}
 }
+
+// TestTeamStateLimit: a member that grows the team's shared state past
+// maxStateBytes ends its part with state_too_large; the run ends once and
+// the thread keeps its previous state.
+func TestTeamStateLimit(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, func(c *config.Config) {
+		c.Teams = append(c.Teams, config.Team{Name: "dash-team", Strategy: config.StrategyRouter, Members: []string{"dashboard", "streamer"}})
+		c.Limits.MaxStateBytes = 400
+	})
+	in, _ := json.Marshal(map[string]any{"threadId": "th-team", "runId": "r1", "protocolVersion": "1.0",
+		"messages": []agui.Message{userMsg("u1", "build")}, "forwardedProps": map[string]any{"agent": "dashboard"}})
+	r := b.do(t, http.MethodPost, "/agents/dash-team", "", in)
+	runEvents(t, r)
+	if !bytes.Contains(r.body, []byte(`"state_too_large"`)) {
+		t.Fatalf("no state_too_large in the team run:\n%s", r.body)
+	}
+	snap := b.do(t, http.MethodGet, "/agents/dash-team/threads/th-team", "", nil)
+	var view struct {
+		ActiveRunID string          `json:"activeRunId"`
+		State       json.RawMessage `json:"state"`
+	}
+	if err := json.Unmarshal(snap.body, &view); err != nil || snap.status != 200 || view.ActiveRunID != "" || len(view.State) > 400 {
+		t.Fatalf("snapshot: %d %s", snap.status, snap.body)
+	}
+}
