@@ -102,6 +102,23 @@ type Config struct {
 
 	// Tracing exports OpenTelemetry traces of runs and A2A calls. Off by default.
 	Tracing Tracing `yaml:"tracing"`
+
+	// Auth requires callers to authenticate (API keys, JWTs). Off by
+	// default, and then the bridge listens only on loopback addresses
+	// unless auth.mode is "none".
+	Auth Auth `yaml:"auth"`
+
+	// Metrics configures GET /metrics.
+	Metrics MetricsConfig `yaml:"metrics"`
+
+	// Limits bound requests, runs and callers.
+	Limits Limits `yaml:"limits"`
+
+	// RedactKeys are object keys (case-insensitive) whose values are
+	// replaced by "[REDACTED]" in shared state built from agent data and
+	// in logs. Default: password, token, secret, api_key, apikey,
+	// authorization. An empty list turns redaction off.
+	RedactKeys []string `yaml:"redactKeys"`
 }
 
 // Team strategies (Team.Strategy).
@@ -130,6 +147,10 @@ type Team struct {
 	// Members are names from agents: (not teams), each at most once.
 	// Required: at least one.
 	Members []string `yaml:"members"`
+
+	// Allow lists the principals that may use the team. Optional; absent:
+	// every authenticated principal. Needs auth.
+	Allow []string `yaml:"allow"`
 }
 
 // Log configures the bridge's logs.
@@ -282,18 +303,23 @@ type Agent struct {
 	// this agent; the client's other keys are never touched. Default "a2a".
 	StateKey string `yaml:"stateKey"`
 
+	// Allow lists the principals that may use the agent (others get 403,
+	// and GET /agents does not list it). Optional; absent: every
+	// authenticated principal. Needs auth.
+	Allow []string `yaml:"allow"`
+
 	// Auth holds the credentials presented to the agent; where each goes
 	// is read from the agent card's security schemes.
-	Auth Auth `yaml:"auth"`
+	Auth AgentAuth `yaml:"auth"`
 
 	// Trust says which hosts the agent's card may send the bridge to and
 	// which card signatures it requires.
 	Trust Trust `yaml:"trust"`
 }
 
-// Auth is what the bridge presents to one agent on every call (never on
+// AgentAuth is what the bridge presents to one agent on every call (never on
 // the card fetch). Secrets come from ${ENV}; none is ever logged.
-type Auth struct {
+type AgentAuth struct {
 	// Bearer is a token sent as "Authorization: Bearer ..." when the card
 	// declares an http Bearer scheme (or no scheme at all). Default "".
 	Bearer string `yaml:"bearer"`
@@ -390,6 +416,10 @@ func Default() *Config {
 		},
 		Log:     Log{Format: DefaultLogFormat, Level: DefaultLogLevel},
 		Tracing: Tracing{Exporter: DefaultTracingExporter, SampleRatio: DefaultSampleRatio},
+		Auth:    Auth{JWT: JWT{Leeway: DefaultJWTLeeway, Refresh: DefaultJWKSRefresh}},
+		Limits: Limits{MaxMessages: DefaultMaxMessages, MaxStateBytes: DefaultMaxStateBytes,
+			MaxEventBytes: DefaultMaxEventBytes},
+		RedactKeys: slices.Clone(DefaultRedactKeys),
 	}
 }
 
@@ -442,6 +472,23 @@ func (c *Config) ApplyDefaults() {
 	}
 	for i := range c.Agents {
 		c.Agents[i].applyDefaults()
+	}
+	setDuration(&c.Auth.JWT.Leeway, d.Auth.JWT.Leeway)
+	setDuration(&c.Auth.JWT.Refresh, d.Auth.JWT.Refresh)
+	for _, f := range []struct {
+		v *int64
+		d int64
+	}{
+		{&c.Limits.MaxMessages, d.Limits.MaxMessages},
+		{&c.Limits.MaxStateBytes, d.Limits.MaxStateBytes},
+		{&c.Limits.MaxEventBytes, d.Limits.MaxEventBytes},
+	} {
+		if *f.v == 0 {
+			*f.v = f.d
+		}
+	}
+	if c.RedactKeys == nil {
+		c.RedactKeys = d.RedactKeys
 	}
 	setString(&c.Log.Format, d.Log.Format)
 	setString(&c.Log.Level, d.Log.Level)

@@ -232,6 +232,14 @@ func (s *schema) walk(n *yaml.Node, t reflect.Type, path string) {
 				s.add(path, n.Line, "must be an integer (got %q)", n.Value)
 			}
 		}
+	case t.Kind() == reflect.Bool:
+		if !s.scalar(n, t, path) {
+			return
+		}
+		var v bool
+		if n.Decode(&v) != nil {
+			s.add(path, n.Line, "must be true or false (got %q)", n.Value)
+		}
 	case t.Kind() == reflect.Float64:
 		if !s.scalar(n, t, path) {
 			return

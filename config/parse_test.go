@@ -98,6 +98,10 @@ func TestParseFull(t *testing.T) {
 		Log:     Log{Format: LogJSON, Level: LogDebug},
 		Tracing: Tracing{Exporter: TracingOTLPGRPC, Endpoint: "http://otel-collector:4317", SampleRatio: 0.25},
 	}
+	// The security keys are absent: their defaults (security_test.go
+	// covers them written out).
+	d := Default()
+	want.Auth, want.Limits, want.RedactKeys = d.Auth, d.Limits, d.RedactKeys
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Parse (-want +got):\n%s", diff)
 	}
@@ -559,7 +563,7 @@ func TestParseAuthAndTrust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Auth{APIKey: "k3y", OAuth2: OAuth2{TokenURL: "https://idp/token", ClientID: "bridge", ClientSecret: "s3cret", Scopes: []string{"agent:call"}}, ForwardCallerToken: true}
+	want := AgentAuth{APIKey: "k3y", OAuth2: OAuth2{TokenURL: "https://idp/token", ClientID: "bridge", ClientSecret: "s3cret", Scopes: []string{"agent:call"}}, ForwardCallerToken: true}
 	if diff := cmp.Diff(want, c.Agents[0].Auth); diff != "" {
 		t.Errorf("auth (-want +got):\n%s", diff)
 	}
@@ -568,7 +572,7 @@ func TestParseAuthAndTrust(t *testing.T) {
 		t.Errorf("trust (-want +got):\n%s", diff)
 	}
 	// Defaults: nothing presented, nothing extra trusted, 1 MiB cards.
-	if diff := cmp.Diff(Trust{MaxCardBytes: DefaultMaxCardBytes}, c.Agents[1].Trust); diff != "" || !cmp.Equal(Auth{}, c.Agents[1].Auth) {
+	if diff := cmp.Diff(Trust{MaxCardBytes: DefaultMaxCardBytes}, c.Agents[1].Trust); diff != "" || !cmp.Equal(AgentAuth{}, c.Agents[1].Auth) {
 		t.Errorf("defaults: trust %s, auth %+v", diff, c.Agents[1].Auth)
 	}
 

@@ -93,6 +93,9 @@ func (c *Config) Validate() error {
 	c.Server.validate(&ps)
 	c.Log.validate(&ps)
 	c.Tracing.validate(&ps)
+	c.Auth.validate(&ps)
+	c.Limits.validate(&ps)
+	validateRedactKeys(&ps, c.RedactKeys)
 
 	if len(c.Agents) == 0 {
 		ps.add("agents", "at least one agent is required")
@@ -102,6 +105,7 @@ func (c *Config) Validate() error {
 		a := &c.Agents[i]
 		path := fmt.Sprintf("agents[%d]", i)
 		a.validate(&ps, path)
+		validateAllow(&ps, path+".allow", a.Allow, &c.Auth)
 		if a.Name == "" {
 			continue
 		}
@@ -116,6 +120,7 @@ func (c *Config) Validate() error {
 		t := &c.Teams[i]
 		path := fmt.Sprintf("teams[%d]", i)
 		t.validate(&ps, path, first)
+		validateAllow(&ps, path+".allow", t.Allow, &c.Auth)
 		if t.Name == "" {
 			continue
 		}
@@ -321,7 +326,7 @@ func (a *Agent) validate(ps *problems, path string) {
 }
 
 // validate never quotes a secret: values come from the environment.
-func (au *Auth) validate(ps *problems, path string, headers map[string]string) {
+func (au *AgentAuth) validate(ps *problems, path string, headers map[string]string) {
 	for _, f := range []struct{ key, v string }{{"bearer", au.Bearer}, {"apiKey", au.APIKey}, {"oauth2.clientId", au.OAuth2.ClientID}, {"oauth2.clientSecret", au.OAuth2.ClientSecret}} {
 		if strings.ContainsAny(f.v, "\r\n\x00") {
 			ps.add(path+"."+f.key, "must not contain CR, LF or NUL")

@@ -111,7 +111,7 @@ func TestValidate(t *testing.T) {
 			{"agents[0].headers.X-Split", "must not contain CR, LF or NUL"},
 		}},
 		{"auth", func(c *Config) {
-			c.Agents[0].Auth = Auth{Bearer: "a\nb", APIKey: "k\x00", OAuth2: OAuth2{TokenURL: "ftp://x", Scopes: []string{"ok", "", "a b"}}}
+			c.Agents[0].Auth = AgentAuth{Bearer: "a\nb", APIKey: "k\x00", OAuth2: OAuth2{TokenURL: "ftp://x", Scopes: []string{"ok", "", "a b"}}}
 		}, []want{
 			{"agents[0].auth.bearer", "must not contain CR, LF or NUL"},
 			{"agents[0].auth.apiKey", "must not contain CR, LF or NUL"},
@@ -127,7 +127,7 @@ func TestValidate(t *testing.T) {
 			c.Agents[0].Auth.Bearer = "y"
 		}, []want{{"agents[0].auth", "headers.authorization is set too"}}},
 		{"auth complete", func(c *Config) {
-			c.Agents[0].Auth = Auth{APIKey: "k", OAuth2: OAuth2{ClientID: "id", ClientSecret: "s", Scopes: []string{"a:b"}}, ForwardCallerToken: true}
+			c.Agents[0].Auth = AgentAuth{APIKey: "k", OAuth2: OAuth2{ClientID: "id", ClientSecret: "s", Scopes: []string{"a:b"}}, ForwardCallerToken: true}
 		}, nil},
 		{"trust", func(c *Config) {
 			c.Agents[0].Trust = Trust{

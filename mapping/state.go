@@ -132,14 +132,14 @@ func (t *Translator) putArtifactData(id a2a.ArtifactID, value any, appendData bo
 	if arts == nil {
 		arts = map[string]any{}
 	}
-	arts[string(id)] = applyData(arts[string(id)], normalizeJSON(value), appendData)
+	arts[string(id)] = applyData(arts[string(id)], Redact(normalizeJSON(value), t.opt.RedactKeys), appendData)
 	t.setView("artifacts", arts)
 }
 
 // mergeInto shallow-merges an object into the view member key (statusData,
 // ui); a non-object replaces it.
 func (t *Translator) mergeInto(key string, value any) {
-	value = normalizeJSON(value)
+	value = Redact(normalizeJSON(value), t.opt.RedactKeys)
 	old, _ := t.view.doc[key].(map[string]any)
 	if n, ok := value.(map[string]any); ok && old != nil {
 		merged := maps.Clone(old)

@@ -120,6 +120,10 @@ type Options struct {
 	// messages: the client lacks some of the thread's conversation (its
 	// stream dropped while a run went on).
 	Reconcile bool
+	// RedactKeys are object keys (matched case-insensitively) whose values
+	// are replaced by "[REDACTED]" wherever agent data enters the shared
+	// state, at any depth.
+	RedactKeys []string
 	// Member, when set, makes this translator one member of a team run
 	// (see Member): it produces that member's part of the run, which a
 	// Team wraps.

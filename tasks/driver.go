@@ -34,6 +34,13 @@ var (
 // the A2A task to a terminal or interrupted state, translates every A2A
 // event and appends the AG-UI events to the thread's journal.
 type driver struct {
+	// releaseSlot ends the run's admission (Options.Admission); nil for a
+	// run taken over from an earlier process.
+	releaseSlot func()
+	// stateRejected says the agent grew the state past its limit: the
+	// thread keeps the state it had.
+	stateRejected bool
+
 	svc    *Service
 	spec   *AgentSpec
 	agent  Agent
@@ -307,6 +314,7 @@ func (d *driver) setup() {
 		PreviousView:     viewIn(d.thread.State, d.spec.StateKey),
 		StateVersion:     d.thread.StateVersion,
 		MaxInlineBytes:   d.spec.MaxInlineBytes,
+		RedactKeys:       d.spec.RedactKeys,
 	})
 }
 
@@ -375,12 +383,25 @@ func (d *driver) earlierArtifacts() []a2a.ArtifactID {
 
 func (d *driver) nothingToDo() {
 	defer d.svc.wg.Done()
+	defer d.releaseRun()
 	defer close(d.done)
 	defer d.unregister()
 	defer d.observeEnd("", "")
 	d.setup()
 	defer d.close()
 	d.emit(d.tr.Complete()) // releases the thread before RUN_FINISHED
+}
+
+// releaseRun frees the run's admission slot, once: when the run ends
+// (finalize, before its terminal event is journaled, so a client that
+// reads the end can start its next run at once), or when its goroutine
+// ends without finalizing (a run suspended by the shutdown). Only the
+// driver's goroutine calls it.
+func (d *driver) releaseRun() {
+	if d.releaseSlot != nil {
+		d.releaseSlot()
+		d.releaseSlot = nil
+	}
 }
 
 // unregister drops the driver from the service's registry, unless the run
@@ -393,6 +414,7 @@ func (d *driver) unregister() {
 
 func (d *driver) drive() {
 	defer d.svc.wg.Done()
+	defer d.releaseRun()
 	defer close(d.done)
 	defer d.unregister()
 	defer d.observeEnd("", "")
@@ -638,7 +660,19 @@ func (d *driver) deliver(ev a2a.Event) bool {
 		}
 		d.accept()
 	}
+	if code, msg := d.eventTooLarge(ev); code != "" {
+		d.refuseEvent(code, msg)
+		return false
+	}
 	out := d.tr.Translate(ev)
+	if code, msg := d.stateTooLarge(out); code != "" {
+		// Everything but the state goes out; the thread keeps the state
+		// it had.
+		d.stateRejected = true
+		d.emit(slices.DeleteFunc(out, isStateEvent))
+		d.refuseEvent(code, msg)
+		return false
+	}
 	if len(out) > 0 && d.idle != nil {
 		d.idle.Reset(d.spec.IdleTimeout)
 	}
@@ -970,6 +1004,7 @@ func (d *driver) finalize(terminal ...Entry) {
 		return
 	}
 	d.released = true
+	d.releaseRun()
 	d.stopFinishing()
 	d.bg.Wait()
 	var interrupts []mapping.PendingInterrupt
@@ -1019,8 +1054,10 @@ func (d *driver) finalize(terminal ...Entry) {
 			th.Resolved = appendResolved(th.Resolved, d.resume.resolved)
 		}
 		th.Messages = d.tr.Conversation()
-		th.State = d.tr.State()
-		th.StateVersion = d.tr.StateVersion()
+		if !d.stateRejected {
+			th.State = d.tr.State()
+			th.StateVersion = d.tr.StateVersion()
+		}
 		th.FrontendCalls = d.tr.FrontendCalls()
 		for _, ref := range d.tr.ToolCalls() {
 			i := slices.IndexFunc(th.ToolCalls, func(r mapping.ToolCallRef) bool { return r.ToolCallID == ref.ToolCallID })

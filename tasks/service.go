@@ -17,6 +17,7 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/auth"
 	"github.com/a2a-agui-bridge/bridge/mapping"
 )
 
@@ -63,6 +64,14 @@ type AgentSpec struct {
 	InterruptTTL time.Duration
 	// Observer is told what this agent's runs do (metrics); nil: nothing.
 	Observer RunObserver
+	// MaxEventBytes bounds one A2A event's parts (RUN_ERROR
+	// event_too_large above it); MaxStateBytes bounds the shared state the
+	// agent's data builds (RUN_ERROR state_too_large). Zero: no bound.
+	MaxEventBytes int
+	MaxStateBytes int
+	// RedactKeys are object keys (case-insensitive) whose values become
+	// "[REDACTED]" in the shared state built from agent data.
+	RedactKeys []string
 }
 
 // Options configure a Service.
@@ -88,6 +97,15 @@ type Options struct {
 	// trace when it carried one); the run's A2A calls are made in it. Nil:
 	// no spans.
 	Tracer trace.Tracer
+	// Admission, when set, is asked before a run starts (after the request
+	// was checked against its thread): a refusal is returned as is from
+	// StartRun; an admitted run holds its slot until it ends.
+	Admission Admission
+}
+
+// Admission caps the runs in progress; *limits.Limiter satisfies it.
+type Admission interface {
+	AcquireRun(principal string) (release func(), err error)
 }
 
 // Service runs AG-UI runs against A2A agents.
@@ -125,6 +143,8 @@ type Service struct {
 	exclusive bool
 	// tracer is Options.Tracer, or one that records nothing.
 	tracer trace.Tracer
+	// admission is Options.Admission (nil: no cap).
+	admission Admission
 }
 
 // NewService returns a Service; call Close to stop it.
@@ -143,6 +163,7 @@ func NewService(opt Options) *Service {
 		exclusive:   opt.ExclusiveStore,
 		cancelGrace: opt.CancelGrace,
 		tracer:      opt.Tracer,
+		admission:   opt.Admission,
 	}
 	if s.tracer == nil {
 		s.tracer = noTracer
@@ -252,9 +273,13 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	current, err := s.store.GetThread(ctx, key)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		current = &Thread{Key: key}
+		current = &Thread{Key: key, Principal: auth.PrincipalFrom(ctx)}
 	case err != nil:
 		return nil, storeError(err)
+	case !ownedBy(ctx, current):
+		// Another principal's thread: the same answer as an unknown one
+		// (GET .../threads/{id}), never a hint that the id is taken.
+		return nil, threadNotFound(key)
 	}
 	parts, newIDs, err := mapping.UserInput(in.Messages, current.SeenMessageIDs, spec.MaxInlineBytes)
 	if errors.Is(err, mapping.ErrPartTooLarge) {
@@ -316,12 +341,24 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	if claim.input, err = json.Marshal(in); err != nil {
 		return nil, &Error{Status: http.StatusBadRequest, Code: "invalid_input", Message: "the request cannot be recorded", Err: err}
 	}
+	release := func() {}
+	if s.admission != nil {
+		if release, err = s.admission.AcquireRun(current.Principal); err != nil {
+			return nil, err
+		}
+	}
+	defer func() {
+		if !started {
+			release()
+		}
+	}()
 	th, err := s.claim(ctx, current, claim)
 	if err != nil {
 		return nil, err
 	}
 	d := newDriver(s, spec, th, in, after)
 	d.caller = a2a.CallerAuthorization(ctx)
+	d.releaseSlot = release
 	d.begin(ctx, trace.SpanKindServer)
 	d.parts, d.newIDs, d.resume, d.continueTask, d.reconcile = parts, newIDs, plan, continueTask, reconcile
 	run := &Run{Key: key, RunID: in.RunID, svc: s, after: after, driver: d}
@@ -402,6 +439,11 @@ func (s *Service) claim(ctx context.Context, th *Thread, c claimed) (*Thread, er
 	}
 	th.Version = v
 	return th, nil
+}
+
+// ownedBy reports whether th belongs to the principal ctx carries.
+func ownedBy(ctx context.Context, th *Thread) bool {
+	return th.Principal == auth.PrincipalFrom(ctx)
 }
 
 // stale reports whether th's active run belongs to a bridge process that

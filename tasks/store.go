@@ -53,6 +53,11 @@ type Thread struct {
 	ActiveRunID string `json:"activeRunId,omitempty"`
 	// ActiveSince is when the active run started.
 	ActiveSince time.Time `json:"activeSince,omitzero"`
+	// Principal is who created the thread (the authenticated caller; ""
+	// without auth). Only the same principal can see or use it: anyone
+	// else is told it does not exist. Records written before auth existed
+	// have none and belong to unauthenticated callers.
+	Principal string `json:"principal,omitempty"`
 	// Owner is the bridge instance running the active run. An embedded
 	// store has one writer, so a run owned by an earlier process is dead.
 	Owner string `json:"owner,omitempty"`

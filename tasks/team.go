@@ -48,6 +48,8 @@ func (s *Service) teamAgentSpec(t *TeamSpec) *AgentSpec {
 		if spec.MaxInlineBytes == 0 || (m.MaxInlineBytes > 0 && m.MaxInlineBytes < spec.MaxInlineBytes) {
 			spec.MaxInlineBytes = m.MaxInlineBytes
 		}
+		// Server-wide settings: the same for every member.
+		spec.RedactKeys, spec.MaxStateBytes = m.RedactKeys, m.MaxStateBytes
 	}
 	return spec
 }
@@ -161,6 +163,7 @@ func (t *teamRun) join(ctx context.Context, name string, plan *resumePlan, parts
 		KnownToolCalls: d.thread.ToolCalls,
 		StateKey:       t.spec.StateKey,
 		MaxInlineBytes: spec.MaxInlineBytes,
+		RedactKeys:     spec.RedactKeys,
 	}
 	if plan != nil {
 		m.contextID, m.taskID, m.metadata, m.cancel = plan.contextID, plan.taskID, plan.metadata, plan.cancel
@@ -278,8 +281,29 @@ func (t *teamRun) handle(ctx context.Context, msg memberMsg) {
 			m.reached = true
 			t.accept()
 		}
+		if n, limit := eventSize(msg.ev), m.spec.MaxEventBytes; limit > 0 && n > limit {
+			// The member's part ends with the limit's code; the others go on.
+			m.stop(nil)
+			t.cancelTask(m)
+			t.deliver(m, m.tr.Fail(CodeEventTooLarge, fmt.Sprintf("agent %q sent an event of %d bytes; the limit is %d", m.name, n, limit)))
+			break
+		}
 		t.noteArtifacts(m, msg.ev)
-		t.deliver(m, m.tr.Translate(msg.ev))
+		out := m.tr.Translate(msg.ev)
+		if limit := t.d.spec.MaxStateBytes; limit > 0 && slices.ContainsFunc(out, isStateEvent) {
+			if n := len(t.tm.State()); n > limit {
+				// As for a single agent: the state events that broke the
+				// limit are not shown, the thread keeps its last state,
+				// and this member's part ends.
+				t.d.stateRejected = true
+				t.deliver(m, slices.DeleteFunc(out, isStateEvent))
+				m.stop(nil)
+				t.cancelTask(m)
+				t.deliver(m, m.tr.Fail(CodeStateTooLarge, fmt.Sprintf("agent %q grew the shared state to %d bytes; the limit is %d", m.name, n, limit)))
+				break
+			}
+		}
+		t.deliver(m, out)
 		t.cancelIfAsked(m)
 	}
 	if m.tr.Done() {
@@ -741,8 +765,10 @@ func (t *teamRun) record(th *Thread) {
 		th.Resolved = appendResolved(th.Resolved, t.d.resume.resolved)
 	}
 	th.Messages = t.tm.Conversation()
-	th.State = t.tm.State()
-	th.StateVersion = t.tm.StateVersion()
+	if !t.d.stateRejected {
+		th.State = t.tm.State()
+		th.StateVersion = t.tm.StateVersion()
+	}
 	if t.routed != "" {
 		th.Routed = t.routed
 	}

@@ -87,6 +87,11 @@ func (s *Service) loadThread(ctx context.Context, agent, threadID string) (*Thre
 	if err != nil {
 		return nil, storeError(err)
 	}
+	if !ownedBy(ctx, th) {
+		// Exactly the answer for a thread that does not exist, so
+		// another principal cannot learn that it does.
+		return nil, threadNotFound(key)
+	}
 	return th, nil
 }
 

@@ -10,4 +10,10 @@
 // channel in exactly one place (pump), where keep-alive ticks and the
 // client's disconnect are selected on. A client that disconnects stops only
 // its own copy of the stream, never the run.
+//
+// With Options.Auth, every route but the probes, the console's files and
+// (optionally) /metrics authenticates its caller before routing (401
+// otherwise); the principal rides in the request's context, where the run
+// service reads it to keep each thread to its owner. Allow lists (403) and
+// the per-principal request rate (429) are applied here too.
 package aguihttp

@@ -207,6 +207,24 @@ type Options struct {
 	// traceparent) from every request, so a run's span joins the caller's
 	// trace. Nil: incoming trace headers are ignored.
 	Propagator propagation.TextMapPropagator
+	// Auth, when set, authenticates every request but /healthz, /readyz,
+	// the console's static files and (with PublicMetrics) /metrics: 401
+	// without a valid bearer credential. The principal rides in the
+	// request's context (auth.PrincipalFrom). Nil: no authentication.
+	Auth          Authenticator
+	PublicMetrics bool
+	// Allowed, when set, says whether principal may use an agent or team:
+	// the others get 403 on its routes and do not see it in GET /agents.
+	Allowed func(principal, agent string) bool
+	// Admit, when set, is asked for every non-public request with its
+	// principal ("" without auth); an error (a StatusCoder, optionally
+	// with RetryAfter) refuses the request — the per-principal rate.
+	Admit func(principal string) error
+	// MaxMessages bounds the messages of a RunAgentInput (413
+	// too_many_messages above it); MaxStateBytes bounds its state (413
+	// state_too_large). Zero: no bound.
+	MaxMessages   int
+	MaxStateBytes int
 }
 
 // bodyReadTimeout bounds reading a run request's body.
@@ -274,6 +292,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.cors(w, r) {
 		return
 	}
+	if r = h.admit(w, r); r == nil {
+		return
+	}
 	if p := h.opt.Propagator; p != nil {
 		r = r.WithContext(p.Extract(r.Context(), propagation.HeaderCarrier(r.Header)))
 	}
@@ -306,8 +327,7 @@ func (h *Handler) cors(w http.ResponseWriter, r *http.Request) bool {
 // run serves POST /agents/{name}: one AG-UI run as SSE.
 func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if !h.opt.Catalog.Has(name) {
-		writeError(w, http.StatusNotFound, "unknown_agent", "no agent named "+quote(name))
+	if !h.agentRoute(w, r, name) {
 		return
 	}
 	// A JSON content type forces a browser's CORS preflight; a text/plain
@@ -337,6 +357,10 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_input", err.Error())
 		return
 	}
+	if status, code, msg := h.checkInput(in); status != 0 {
+		writeError(w, status, code, msg)
+		return
+	}
 	stream, err := h.opt.Runner.StartRun(r.Context(), name, in)
 	if err != nil {
 		var sc StatusCoder
@@ -344,7 +368,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 			if sc.HTTPStatus() >= 500 {
 				h.opt.Logger.Warn("run refused", "agent", name, "thread_id", in.ThreadID, "run_id", in.RunID, "err", err)
 			}
-			writeError(w, sc.HTTPStatus(), sc.ErrorCode(), sc.PublicMessage())
+			h.writeStatusError(w, err, "")
 			return
 		}
 		h.opt.Logger.Error("start run", "agent", name, "thread_id", in.ThreadID, "run_id", in.RunID, "err", err)
@@ -433,10 +457,21 @@ func (f *sseFramer) keepAlive() error {
 }
 
 func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"agents": h.opt.Catalog.Agents(r.Context())})
+	agents := h.opt.Catalog.Agents(r.Context())
+	if h.opt.Allowed != nil {
+		p := principalOf(r)
+		agents = slices.DeleteFunc(agents, func(a AgentInfo) bool { return !h.opt.Allowed(p, a.Name) })
+	}
+	if agents == nil {
+		agents = []AgentInfo{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"agents": agents})
 }
 
 func (h *Handler) getAgent(w http.ResponseWriter, r *http.Request) {
+	if !h.agentRoute(w, r, r.PathValue("name")) {
+		return
+	}
 	info, ok := h.opt.Catalog.Agent(r.Context(), r.PathValue("name"))
 	if !ok {
 		writeError(w, http.StatusNotFound, "unknown_agent", "no agent named "+quote(r.PathValue("name")))
@@ -448,12 +483,18 @@ func (h *Handler) getAgent(w http.ResponseWriter, r *http.Request) {
 // thread serves the thread snapshot: messages, state, pending interrupts
 // and the current task.
 func (h *Handler) thread(w http.ResponseWriter, r *http.Request) {
+	if !h.agentRoute(w, r, r.PathValue("name")) {
+		return
+	}
 	v, err := h.opt.Threads.Thread(r.Context(), r.PathValue("name"), r.PathValue("threadId"))
 	h.answer(w, v, err)
 }
 
 // cancel cancels the thread's A2A task; repeating it is harmless.
 func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
+	if !h.agentRoute(w, r, r.PathValue("name")) {
+		return
+	}
 	v, err := h.opt.Threads.Cancel(r.Context(), r.PathValue("name"), r.PathValue("threadId"))
 	h.answer(w, v, err)
 }
@@ -468,6 +509,9 @@ const maxPollWait = 60 * time.Second
 // seconds for the first new event.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	name, thread := r.PathValue("name"), r.PathValue("threadId")
+	if !h.agentRoute(w, r, name) {
+		return
+	}
 	after, err := resumePoint(r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_input", err.Error())
@@ -547,13 +591,7 @@ func writePoll(w http.ResponseWriter, p *Poll) {
 
 func (h *Handler) answer(w http.ResponseWriter, v any, err error) {
 	if err != nil {
-		var sc StatusCoder
-		if errors.As(err, &sc) {
-			writeError(w, sc.HTTPStatus(), sc.ErrorCode(), sc.PublicMessage())
-			return
-		}
-		h.opt.Logger.Error("thread request", "err", err)
-		writeError(w, http.StatusInternalServerError, "internal", "the bridge could not answer")
+		h.writeStatusError(w, err, "the bridge could not answer")
 		return
 	}
 	writeJSON(w, http.StatusOK, v)
@@ -588,6 +626,20 @@ func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
 		Error  map[string]string `json:"error"`
 		Readiness
 	}{"not_ready", map[string]string{"code": "not_ready", "message": msg}, rd})
+}
+
+// checkInput applies the input limits to a decoded RunAgentInput: the
+// status, code and message of the first one it breaks, or status 0.
+func (h *Handler) checkInput(in *agui.RunAgentInput) (int, string, string) {
+	if m := h.opt.MaxMessages; m > 0 && len(in.Messages) > m {
+		return http.StatusRequestEntityTooLarge, "too_many_messages",
+			"the run carries " + strconv.Itoa(len(in.Messages)) + " messages; the limit is " + strconv.Itoa(m)
+	}
+	if m := h.opt.MaxStateBytes; m > 0 && len(in.State) > m {
+		return http.StatusRequestEntityTooLarge, "state_too_large",
+			"the run's state is " + strconv.Itoa(len(in.State)) + " bytes; the limit is " + strconv.Itoa(m)
+	}
+	return 0, "", ""
 }
 
 // writeError answers with the bridge's JSON error shape

@@ -71,16 +71,22 @@ type wsConn struct {
 // websocket serves GET /agents/{name}/ws.
 func (h *Handler) websocket(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	if !h.opt.Catalog.Has(name) {
-		writeError(w, http.StatusNotFound, "unknown_agent", "no agent named "+quote(name))
+	if !h.agentRoute(w, r, name) {
 		return
 	}
 	if !h.acceptingWS() {
 		writeError(w, http.StatusServiceUnavailable, "shutting_down", "the bridge is shutting down")
 		return
 	}
+	// Answer the subprotocol the client offered: ours, else its token's
+	// (see wsProtocol).
+	protocols := []string{wsProtocol}
+	if p := wsTokenProtocol(r); p != "" {
+		protocols = append(protocols, p)
+	}
 	up := websocket.Upgrader{
 		HandshakeTimeout: 10 * time.Second,
+		Subprotocols:     protocols,
 		CheckOrigin:      h.checkOrigin,
 		// A refused upgrade gets the bridge's JSON error body.
 		Error: func(w http.ResponseWriter, _ *http.Request, status int, reason error) {
@@ -240,6 +246,10 @@ func parseFrame(data []byte) (*parsedFrame, *badFrame) {
 
 // run starts a run like POST /agents/{name} and streams it on the socket.
 func (c *wsConn) run(in *agui.RunAgentInput) {
+	if _, code, msg := c.h.checkInput(in); code != "" {
+		c.refuse(in.ThreadID, in.RunID, code, msg)
+		return
+	}
 	if !c.addFeeder() {
 		c.refuse(in.ThreadID, in.RunID, "shutting_down", "the bridge is shutting down")
 		return

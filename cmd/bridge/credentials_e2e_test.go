@@ -181,12 +181,12 @@ func TestCredentialsEndToEnd(t *testing.T) {
 	cfg := config.Default()
 	cfg.Store = config.Store{Kind: config.StoreMemory}
 	cfg.Agents = []config.Agent{
-		{Name: "keyed", URL: keyed.URL, Headers: map[string]string{"X-Static": staticHeader}, Auth: config.Auth{APIKey: apiKey}},
-		{Name: "forwarding", URL: forwarding.URL, Auth: config.Auth{Bearer: serviceToken, ForwardCallerToken: true}},
-		{Name: "service", URL: service.URL, Auth: config.Auth{Bearer: serviceToken}},
-		{Name: "oauth", URL: oauthAgent.URL, Auth: config.Auth{OAuth2: config.OAuth2{TokenURL: tokens.URL, ClientID: "bridge", ClientSecret: clientSecret}}},
-		{Name: "wrong-key", URL: keyed.URL, Auth: config.Auth{APIKey: badKey}},
-		{Name: "broken", URL: broken.URL, Headers: map[string]string{"Authorization": "Bearer " + staticHeader}, Auth: config.Auth{APIKey: queryKey}},
+		{Name: "keyed", URL: keyed.URL, Headers: map[string]string{"X-Static": staticHeader}, Auth: config.AgentAuth{APIKey: apiKey}},
+		{Name: "forwarding", URL: forwarding.URL, Auth: config.AgentAuth{Bearer: serviceToken, ForwardCallerToken: true}},
+		{Name: "service", URL: service.URL, Auth: config.AgentAuth{Bearer: serviceToken}},
+		{Name: "oauth", URL: oauthAgent.URL, Auth: config.AgentAuth{OAuth2: config.OAuth2{TokenURL: tokens.URL, ClientID: "bridge", ClientSecret: clientSecret}}},
+		{Name: "wrong-key", URL: keyed.URL, Auth: config.AgentAuth{APIKey: badKey}},
+		{Name: "broken", URL: broken.URL, Headers: map[string]string{"Authorization": "Bearer " + staticHeader}, Auth: config.AgentAuth{APIKey: queryKey}},
 	}
 	cfg.ApplyDefaults()
 	if err := cfg.Validate(); err != nil {

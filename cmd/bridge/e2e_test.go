@@ -79,10 +79,14 @@ func startBridgeTraced(t *testing.T, opts agents.Options, tracing *observe.Traci
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	authn, err := newAuthenticator(t.Context(), cfg.Auth)
+	if err != nil {
+		t.Fatal(err)
+	}
 	store := tasks.NewMemoryStore()
 	metrics := observe.NewMetrics()
 	b := build(cfg, tasks.ObserveStore(store, config.StoreMemory, metrics), slog.New(slog.DiscardHandler),
-		instruments{metrics: metrics, tracing: tracing})
+		instruments{metrics: metrics, tracing: tracing, authn: authn})
 	srv := httptest.NewServer(b.public)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

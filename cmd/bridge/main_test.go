@@ -3,13 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/auth"
 	"github.com/a2a-agui-bridge/bridge/examples/agents"
 )
 
@@ -137,5 +142,46 @@ func TestServeLogsJSON(t *testing.T) {
 	}
 	if !listening {
 		t.Errorf("no JSON \"bridge listening\" line in %q", errOut.String())
+	}
+}
+
+// TestCallerTokenIsNotTheBridgeKey: a run forwards the caller's
+// Authorization to agents that ask for it, but never one of the bridge's own
+// API keys, which would hand the agent the key to the bridge.
+func TestCallerTokenIsNotTheBridgeKey(t *testing.T) {
+	authn, err := auth.New(context.Background(), auth.Options{Keys: []auth.Key{{Digest: sha256.Sum256([]byte("bridge-key-0123456789")), Principal: "alice"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen string
+	h := withCallerAuthorization(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = a2a.CallerAuthorization(r.Context())
+	}), authn)
+	for _, c := range []struct{ header, want string }{
+		{"Bearer bridge-key-0123456789", ""},
+		{"bearer bridge-key-0123456789", ""},
+		{"Bearer eyJhbGciOi.a-user-jwt.sig", "Bearer eyJhbGciOi.a-user-jwt.sig"},
+		{"Basic dXNlcjpwdw==", "Basic dXNlcjpwdw=="},
+		{"", ""},
+	} {
+		seen = "unset"
+		r := httptest.NewRequest("POST", "/agents/a", nil)
+		if c.header != "" {
+			r.Header.Set("Authorization", c.header)
+		}
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		if seen != c.want {
+			t.Errorf("Authorization %q: forwarded %q, want %q", c.header, seen, c.want)
+		}
+	}
+	// Without auth there is no bridge key to keep back.
+	h = withCallerAuthorization(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = a2a.CallerAuthorization(r.Context())
+	}), nil)
+	r := httptest.NewRequest("POST", "/agents/a", nil)
+	r.Header.Set("Authorization", "Bearer bridge-key-0123456789")
+	h.ServeHTTP(httptest.NewRecorder(), r)
+	if seen != "Bearer bridge-key-0123456789" {
+		t.Errorf("without auth: forwarded %q", seen)
 	}
 }

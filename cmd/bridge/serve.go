@@ -3,6 +3,8 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,14 +13,19 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/agui/aguihttp"
+	"github.com/a2a-agui-bridge/bridge/auth"
 	"github.com/a2a-agui-bridge/bridge/config"
 	"github.com/a2a-agui-bridge/bridge/console"
+	"github.com/a2a-agui-bridge/bridge/limits"
 	"github.com/a2a-agui-bridge/bridge/mapping"
 	"github.com/a2a-agui-bridge/bridge/observe"
 	"github.com/a2a-agui-bridge/bridge/tasks"
@@ -43,20 +50,102 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if *listen != "" {
 		cfg.Listen = *listen
 	}
-	log, err := observe.NewLogger(stderr, cfg.Log.Format, cfg.Log.Level)
+	log, err := observe.NewRedactingLogger(stderr, cfg.Log.Format, cfg.Log.Level, cfg.RedactKeys)
 	if err != nil {
 		return exitError{2, err.Error()} // Validate already refused bad values
+	}
+	if err := checkExposure(cfg); err != nil {
+		return err
 	}
 	return serve(ctx, cfg, log, func(addr net.Addr) {
 		log.Info("bridge listening", "addr", addr.String(), "agents", len(cfg.Agents), "store", cfg.Store.Kind)
 	})
 }
 
-// instruments are the bridge's metrics and tracing; the zero value has
-// neither (a nil *observe.Tracing is tracing off).
+// instruments are what serve makes before wiring the bridge: metrics,
+// tracing and the authenticator; the zero value has none (a nil
+// *observe.Tracing is tracing off, a nil authn is no authentication).
 type instruments struct {
 	metrics *observe.Metrics
 	tracing *observe.Tracing
+	authn   *auth.Authenticator
+}
+
+// checkExposure refuses to serve without authentication on an address
+// other machines can reach, unless the config opts out explicitly
+// (auth.mode: none): an open bridge lets anyone run its agents and read
+// every thread.
+func checkExposure(cfg *config.Config) error {
+	if cfg.Auth.Enabled() || cfg.Auth.Mode == config.AuthNone || loopback(cfg.Listen) {
+		return nil
+	}
+	return exitError{2, fmt.Sprintf("refusing to listen on %s without authentication: configure auth.apiKeys or auth.jwt, "+
+		"listen on a loopback address (127.0.0.1), or write auth: {mode: none} to serve openly", cfg.Listen)}
+}
+
+// loopback reports whether addr (host:port) accepts only local
+// connections. An empty host (":8080") listens on every interface.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil || host == "" {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// newAuthenticator builds the authenticator the config asks for; nil when
+// auth is off. A JWKS URL is fetched here, so a bridge that cannot read its
+// keys does not start.
+func newAuthenticator(ctx context.Context, c config.Auth) (*auth.Authenticator, error) {
+	if !c.Enabled() {
+		return nil, nil
+	}
+	opt := auth.Options{}
+	for _, k := range c.APIKeys {
+		key := auth.Key{Principal: k.Principal}
+		if k.Key != "" {
+			key.Digest = sha256.Sum256([]byte(k.Key))
+		} else {
+			b, err := hex.DecodeString(k.SHA256)
+			if err != nil || len(b) != sha256.Size {
+				return nil, fmt.Errorf("auth.apiKeys: bad sha256") // Validate refused it already
+			}
+			copy(key.Digest[:], b)
+		}
+		opt.Keys = append(opt.Keys, key)
+	}
+	if c.JWT.JWKS != "" {
+		opt.JWT = &auth.JWTOptions{JWKS: c.JWT.JWKS, Issuer: c.JWT.Issuer, Audience: c.JWT.Audience,
+			Leeway: time.Duration(c.JWT.Leeway), Refresh: time.Duration(c.JWT.Refresh)}
+	}
+	return auth.New(ctx, opt)
+}
+
+// allowLists returns the allow-list check of the agents and teams that
+// have one (nil when none has).
+func allowLists(cfg *config.Config) func(principal, agent string) bool {
+	lists := map[string][]string{}
+	for _, a := range cfg.Agents {
+		if a.Allow != nil {
+			lists[a.Name] = a.Allow
+		}
+	}
+	for _, t := range cfg.Teams {
+		if t.Allow != nil {
+			lists[t.Name] = t.Allow
+		}
+	}
+	if len(lists) == 0 {
+		return nil
+	}
+	return func(principal, agent string) bool {
+		list, ok := lists[agent]
+		return !ok || slices.Contains(list, principal)
+	}
 }
 
 // bridge is the wired bridge: the run service and its HTTP handler.
@@ -106,6 +195,9 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger, inst instrum
 			StateKey:       a.StateKey,
 			MaxInlineBytes: int(cfg.Server.MaxInlineBytes),
 			Observer:       runs,
+			MaxEventBytes:  int(cfg.Limits.MaxEventBytes),
+			MaxStateBytes:  int(cfg.Limits.MaxStateBytes),
+			RedactKeys:     cfg.RedactKeys,
 		})
 	}
 	// Memory and embedded stores have this process as their only writer.
@@ -124,8 +216,14 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger, inst instrum
 		}
 		teams[t.Name] = tm
 	}
+	limiter := limits.New(limits.Options{
+		RequestsPerSecond: cfg.Limits.PerPrincipal.RequestsPerSecond,
+		Burst:             int(cfg.Limits.PerPrincipal.Burst),
+		RunsPerPrincipal:  int(cfg.Limits.PerPrincipal.ConcurrentRuns),
+		Runs:              int(cfg.Limits.ConcurrentRuns),
+	})
 	svc := tasks.NewService(tasks.Options{Store: store, Agents: specs, Teams: teamSpecs, Logger: log, ExclusiveStore: exclusive,
-		Tracer: inst.tracing.Tracer()})
+		Tracer: inst.tracing.Tracer(), Admission: limiter})
 	opts := aguihttp.Options{
 		Runner: aguihttp.RunnerFunc(func(ctx context.Context, agent string, in *agui.RunAgentInput) (aguihttp.Stream, error) {
 			return svc.StartRun(ctx, agent, in)
@@ -142,6 +240,16 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger, inst instrum
 		WSPingInterval:    time.Duration(cfg.Server.WSPingInterval),
 		Console:           console.Handler(),
 		Propagator:        inst.tracing.Propagator(),
+		PublicMetrics:     cfg.Metrics.Public,
+		Allowed:           allowLists(cfg),
+		MaxMessages:       int(cfg.Limits.MaxMessages),
+		MaxStateBytes:     int(cfg.Limits.MaxStateBytes),
+	}
+	if inst.authn != nil {
+		opts.Auth = inst.authn // never a typed nil inside the interface
+	}
+	if cfg.Limits.PerPrincipal.RequestsPerSecond > 0 {
+		opts.Admit = limiter.Allow
 	}
 	if m := inst.metrics; m != nil {
 		opts.Metrics = m.Handler()
@@ -149,17 +257,21 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger, inst instrum
 		opts.WebSockets = m.Streams(observe.TransportWebSocket)
 	}
 	h := aguihttp.New(opts)
-	return &bridge{svc: svc, handler: h, public: withCallerAuthorization(h), remotes: remotes}
+	return &bridge{svc: svc, handler: h, public: withCallerAuthorization(h, inst.authn), remotes: remotes}
 }
 
 // withCallerAuthorization puts the request's Authorization header in its
 // context, where the a2a package finds it for the calls of the run it
 // starts. Only agents with auth.forwardCallerToken send it on; it is never
-// logged. The run service keeps it for the run's detached calls.
-func withCallerAuthorization(next http.Handler) http.Handler {
+// logged. The run service keeps it for the run's detached calls. One of the
+// bridge's own API keys is not passed on: it opens the bridge, and an agent
+// has no use for it.
+func withCallerAuthorization(next http.Handler, authn *auth.Authenticator) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if v := r.Header.Get("Authorization"); v != "" {
-			r = r.WithContext(a2a.WithCallerAuthorization(r.Context(), v))
+			if token, ok := auth.BearerToken(v); !ok || authn == nil || !authn.IsAPIKey(token) {
+				r = r.WithContext(a2a.WithCallerAuthorization(r.Context(), v))
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -219,7 +331,14 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening 
 	if err := store.CountInterrupts(ctx); err != nil {
 		log.Warn("count pending interrupts", "err", err)
 	}
-	b := build(cfg, store, log, instruments{metrics: metrics, tracing: tracing})
+	authn, err := newAuthenticator(ctx, cfg.Auth)
+	if err != nil {
+		return err
+	}
+	if authn != nil {
+		defer authn.Close()
+	}
+	b := build(cfg, store, log, instruments{metrics: metrics, tracing: tracing, authn: authn})
 	defer b.closeAgents()
 	svc, handler := b.svc, b.handler
 	for _, r := range b.remotes {

@@ -89,6 +89,7 @@ func sample(key tasks.ThreadKey) *tasks.Thread {
 		ActiveRunID:     "run-1",
 		ActiveSince:     time.Date(2026, 5, 1, 12, 30, 0, 123456789, time.UTC),
 		Owner:           "instance-1",
+		Principal:       "alice",
 		ActiveTaskID:    "task-1",
 		CancelRequested: true,
 		ActiveAfter:     12,

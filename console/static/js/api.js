@@ -31,10 +31,36 @@ async function errorFrom(res) {
   return new BridgeError(res.status, code, message);
 }
 
+// The bearer credential (API key or JWT) for a bridge with auth on. It lives
+// in sessionStorage: gone with the tab, never in a URL or a cookie.
+const TOKEN_KEY = 'a2a-bridge.token';
+
+export function getToken() {
+  try {
+    return sessionStorage.getItem(TOKEN_KEY) ?? '';
+  } catch {
+    return ''; // storage disabled
+  }
+}
+
+export function setToken(token) {
+  try {
+    if (token) sessionStorage.setItem(TOKEN_KEY, token);
+    else sessionStorage.removeItem(TOKEN_KEY);
+  } catch {
+    // storage disabled: the key lasts until the page reloads
+  }
+}
+
+function withToken(init) {
+  const token = getToken();
+  return token ? { ...init, headers: { ...init.headers, Authorization: `Bearer ${token}` } } : init;
+}
+
 async function request(u, init = {}) {
   let res;
   try {
-    res = await fetch(u, init);
+    res = await fetch(u, withToken(init));
   } catch (err) {
     if (err.name === 'AbortError') throw err;
     throw new BridgeError(0, 'network', `the bridge did not answer (${err.message})`);

@@ -639,6 +639,14 @@ $('event-log').addEventListener('toggle', () => {
 });
 $('agent-filter').addEventListener('input', renderAgents);
 $('agents-retry').addEventListener('click', loadAgents);
+// A bridge with auth answers 401 until the user gives a key: keep it for
+// the tab and list the agents again with it.
+$('token').value = api.getToken();
+$('token-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  api.setToken($('token').value.trim());
+  loadAgents();
+});
 
 const slider = $('travel');
 slider.addEventListener('pointerdown', refreshJournal);

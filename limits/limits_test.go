@@ -1,0 +1,63 @@
+package limits_test
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/a2a-agui-bridge/bridge/limits"
+)
+
+func TestAllow(t *testing.T) {
+	t.Parallel()
+	l := limits.New(limits.Options{RequestsPerSecond: 1, Burst: 2})
+	for i := range 2 {
+		if err := l.Allow("alice"); err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	err := l.Allow("alice")
+	var le *limits.Error
+	if !errors.As(err, &le) || le.Status != http.StatusTooManyRequests || le.Code != limits.CodeRateLimited {
+		t.Fatalf("third request: %v; want 429 rate_limited", err)
+	}
+	if le.Retry <= 0 || le.Retry > time.Second {
+		t.Errorf("Retry = %v, want within (0, 1s]", le.Retry)
+	}
+	if err := l.Allow("bob"); err != nil {
+		t.Errorf("bob has his own bucket: %v", err)
+	}
+	if err := limits.New(limits.Options{}).Allow("alice"); err != nil {
+		t.Errorf("no rate: %v", err)
+	}
+}
+
+func TestAcquireRun(t *testing.T) {
+	t.Parallel()
+	l := limits.New(limits.Options{RunsPerPrincipal: 1, Runs: 2})
+	ra, err := l.AcquireRun("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var le *limits.Error
+	if _, err := l.AcquireRun("alice"); !errors.As(err, &le) || le.Code != limits.CodeTooManyRuns || le.Status != 429 {
+		t.Fatalf("alice's second run: %v; want 429 too_many_runs", err)
+	}
+	rb, err := l.AcquireRun("bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AcquireRun("carol"); !errors.As(err, &le) || le.Code != limits.CodeOverloaded || le.Status != 503 {
+		t.Fatalf("third run on the instance: %v; want 503 bridge_overloaded", err)
+	}
+	ra()
+	ra() // idempotent
+	if _, err := l.AcquireRun("carol"); err != nil {
+		t.Fatalf("after a release: %v", err)
+	}
+	rb()
+	if _, err := l.AcquireRun("alice"); err != nil {
+		t.Fatalf("alice after her release: %v", err)
+	}
+}
