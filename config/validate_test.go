@@ -58,8 +58,12 @@ func TestValidate(t *testing.T) {
 		{"embedded needs path", func(c *Config) { c.Store.Path = "" }, []want{{"store.path", "required when kind is embedded"}}},
 		{"memory", func(c *Config) { c.Store = Store{Kind: StoreMemory, Lease: DefaultStoreLease} }, nil},
 		{"redis needs url", func(c *Config) { c.Store.Kind = StoreRedis }, []want{{"store.url", "required when kind is redis"}}},
-		{"redis url", func(c *Config) { c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, URL: "rediss://u:p@redis:6380/2"} }, nil},
-		{"redis unix", func(c *Config) { c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, URL: "unix:///run/redis.sock"} }, nil},
+		{"redis url", func(c *Config) {
+			c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, URL: "rediss://u:p@redis:6380/2"}
+		}, nil},
+		{"redis unix", func(c *Config) {
+			c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, URL: "unix:///run/redis.sock"}
+		}, nil},
 		{"redis bad scheme", func(c *Config) { c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, URL: "http://redis:6379"} }, []want{{"store.url", "redis://"}}},
 		{"redis no host", func(c *Config) { c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, URL: "redis://"} }, []want{{"store.url", "must name a host"}}},
 		{"lease zero", func(c *Config) { c.Store.Lease = 0 }, []want{{"store.lease", "at least 1s"}}},
