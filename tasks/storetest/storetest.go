@@ -89,6 +89,7 @@ func sample(key tasks.ThreadKey) *tasks.Thread {
 		ActiveRunID:     "run-1",
 		ActiveSince:     time.Date(2026, 5, 1, 12, 30, 0, 123456789, time.UTC),
 		Owner:           "instance-1",
+		LeaseExpires:    time.Date(2026, 1, 2, 3, 4, 20, 0, time.UTC),
 		ActiveTaskID:    "task-1",
 		CancelRequested: true,
 		ActiveAfter:     12,
