@@ -243,6 +243,9 @@ func (s *Service) Close(ctx context.Context) error {
 	}
 }
 
+// Instance is the name of this process in thread records (Thread.Owner).
+func (s *Service) Instance() string { return s.instance }
+
 // HasAgent reports whether name is a configured agent or team.
 func (s *Service) HasAgent(name string) bool { return s.agents[name] != nil || s.teams[name] != nil }
 
