@@ -60,9 +60,12 @@ run_one() {
 		grep -c '"type":"RUN_FINISHED"' >/dev/null
 }
 export -f run_one
+rcpu() { redis-cli -p "$rport" info cpu | awk -F: '/^used_cpu_(user|sys):/ { s += $2 } END { print s }'; }
+cpu0=$(rcpu)
 start=$(date +%s.%N)
 while read -r i k; do echo "$i ${urls[$k]}"; done <"$tmp/plan" | xargs -P "$CONC" -n 2 bash -c 'run_one "$0" "$1"'
 end=$(date +%s.%N)
+cpu1=$(rcpu)
 
 mem=$(redis-cli -p "$rport" info memory | sed -n 's/^used_memory:\([0-9]*\).*/\1/p')
 # Journal keys hold a NUL byte (see tasks/redisstore.go), which redis-cli
@@ -74,9 +77,10 @@ repeat
 	for _, key in ipairs(r[2]) do k = k + 1; n = n + redis.call('XLEN', key) end
 until c == '0'
 return k .. ' ' .. n" 0 | tr -d '"')
-awk -v runs="$RUNS" -v inst="$INSTANCES" -v conc="$CONC" -v s="$start" -v e="$end" -v ev="$events" -v th="$threads" -v m="$mem" -v b="$base_mem" 'BEGIN {
+awk -v runs="$RUNS" -v inst="$INSTANCES" -v conc="$CONC" -v s="$start" -v e="$end" -v ev="$events" -v th="$threads" -v m="$mem" -v b="$base_mem" -v c0="$cpu0" -v c1="$cpu1" 'BEGIN {
 	printf "instances %d, runs %d, concurrency %d\n", inst, runs, conc
 	printf "wall %.2fs, %.0f runs/s, %.0f journaled events/s\n", e - s, runs / (e - s), ev / (e - s)
 	printf "threads %d, journaled events %d (%.1f per run)\n", th, ev, ev / th
+	printf "redis CPU %.2fs: %.0f µs per run, %.1f%% of one core\n", c1 - c0, (c1 - c0) * 1e6 / runs, (c1 - c0) * 100 / (e - s)
 	printf "redis used_memory %.1f MiB over an empty server: %.0f bytes per thread, %.0f bytes per event\n", (m - b) / 1048576, (m - b) / th, (m - b) / ev
 }'

@@ -945,6 +945,11 @@ func storeFailure() *agui.RunError {
 // this process get the shutdown notice instead of a terminal event.
 func (d *driver) suspend() {
 	d.suspendWith("the bridge is shutting down; the agent's task goes on and this run continues after the restart: read it at /agents/{name}/threads/{threadId}/events after the last id you saw")
+	if d.svc.lease > 0 {
+		d.handOver()
+		d.log.Info("run suspended by the shutdown; its lease ends now, for another instance to adopt it")
+		return
+	}
 	d.log.Info("run suspended by the shutdown; the next start takes it over")
 }
 

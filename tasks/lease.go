@@ -178,3 +178,21 @@ func (d *driver) noticeCancel(ctx context.Context, cur *Thread) {
 	}
 	d.cancelAccepted(task)
 }
+
+// handOver ends the lease of a run suspended by a shutdown, so another
+// instance's next scan adopts it instead of waiting for the lease to
+// lapse. Failing that, it lapses as after a crash.
+func (d *driver) handOver() {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 5*time.Second)
+	defer cancel()
+	for attempt := 0; attempt < 10; attempt++ {
+		cur, err := d.svc.store.GetThread(ctx, d.thread.Key)
+		if err != nil || cur.ActiveRunID != d.in.RunID || cur.Owner != d.svc.instance {
+			return
+		}
+		cur.LeaseExpires = time.Now()
+		if _, err := d.svc.store.PutThread(ctx, cur); !errors.Is(err, ErrConflict) {
+			return
+		}
+	}
+}

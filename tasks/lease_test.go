@@ -205,3 +205,25 @@ func TestCancelOnAnotherInstance(t *testing.T) {
 		t.Fatalf("CancelTask sent %d times, want once", n)
 	}
 }
+
+// TestShutdownHandsTheRunOver: an instance stopped gracefully ends its
+// runs' leases at once, so another instance adopts them at its next scan
+// instead of a lease later.
+func TestShutdownHandsTheRunOver(t *testing.T) {
+	t.Parallel()
+	store := NewMemoryStore()
+	agent := &scriptedAgent{streaming: true, hold: true, stream: []scripted{
+		{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("Hello ", false)},
+	}}
+	a := newInstance(t, store, "A", agent)
+	run := must(a.StartRun(t.Context(), "a", input("th", "r1")))
+	waitFor(t, func() bool {
+		es, _ := store.Read(t.Context(), run.Key, 0, 100)
+		return strings.Contains(string(joined(es)), "Hello ")
+	})
+	kill(a)
+	th, err := store.GetThread(t.Context(), run.Key)
+	if err != nil || th.ActiveRunID != "r1" || th.Owner != "A" || th.LeaseExpires.After(time.Now()) {
+		t.Fatalf("after the shutdown the run stays, its lease ended: %+v %v", th, err)
+	}
+}
