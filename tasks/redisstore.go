@@ -390,12 +390,12 @@ func (s *RedisStore) ActiveThreads(ctx context.Context) ([]ThreadKey, error) {
 	return out, nil
 }
 
-// LapsedLeases implements LeaseLister: one ZRANGEBYSCORE over the leases
+// LapsedLeases implements LeaseLister: one ZRANGE BYSCORE over the leases
 // sorted set, so a scan costs the lapsed runs, not all active ones. It
 // lists at most 1000 a scan; the next scan gets the rest.
 func (s *RedisStore) LapsedLeases(ctx context.Context, now time.Time) ([]ThreadKey, error) {
-	members, err := s.client.ZRangeByScore(ctx, s.leasesKey, &redis.ZRangeBy{
-		Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: 1000}).Result()
+	members, err := s.client.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.leasesKey, ByScore: true,
+		Start: "-inf", Stop: strconv.FormatInt(now.UnixMilli(), 10), Count: 1000}).Result()
 	if err != nil {
 		return nil, fmt.Errorf("tasks: redis: lapsed leases: %w", err)
 	}
