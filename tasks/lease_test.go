@@ -3,7 +3,9 @@ package tasks
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +34,19 @@ func newInstance(t *testing.T, store Store, name string, agent Agent) *Service {
 	return svc
 }
 
+// leaseStores are the stores the lease tests run on: every backend
+// takes lease changes through its optimistic versioning alike. (Redis
+// runs them with real processes: cmd/bridge's scale-out tests.)
+func leaseStores(t *testing.T) map[string]Store {
+	t.Helper()
+	bolt, err := OpenBoltStore(filepath.Join(t.TempDir(), "bridge.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bolt.Close() })
+	return map[string]Store{"memory": NewMemoryStore(), "bolt": bolt}
+}
+
 // kill stops an instance the way a crash would look to the others: its
 // run stays active on the thread and its lease is no longer renewed.
 func kill(svc *Service) {
@@ -45,7 +60,15 @@ func kill(svc *Service) {
 // thread_busy for longer than one lease, and does not adopt it.
 func TestLeaseKeepsThreadBusyAcrossInstances(t *testing.T) {
 	t.Parallel()
-	store := NewMemoryStore()
+	for name, store := range leaseStores(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			leaseKeepsThreadBusy(t, store)
+		})
+	}
+}
+
+func leaseKeepsThreadBusy(t *testing.T, store Store) {
 	agent := &scriptedAgent{streaming: true, hold: true, release: make(chan struct{}), stream: []scripted{
 		{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("Hello ", false)},
 	}, after: []scripted{{ev: chunk("world.", true)}, {ev: status(a2a.TaskStateCompleted)}}}
@@ -81,51 +104,70 @@ func TestLeaseKeepsThreadBusyAcrossInstances(t *testing.T) {
 
 // TestLapsedLeaseIsAdopted: an instance dies mid-run; once its lease lapses
 // another instance's scan adopts the run, reattaches to the task and
-// finishes the journal: one valid run, every chunk once. Only one of two
-// scanning instances adopts it.
+// finishes the journal: one valid run, every chunk once, though two
+// instances scan for it.
 func TestLapsedLeaseIsAdopted(t *testing.T) {
 	t.Parallel()
 	for _, v1 := range []bool{true, false} {
-		store := NewMemoryStore()
-		first := &scriptedAgent{streaming: true, hold: true, stream: []scripted{
-			{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("Hello ", false)},
-		}}
-		a := newInstance(t, store, "A", first)
-		in := input("th", "r1")
-		if v1 {
-			in.ProtocolVersion = "1.0"
+		for name, store := range leaseStores(t) {
+			t.Run(fmt.Sprintf("%s/v1=%v", name, v1), func(t *testing.T) {
+				t.Parallel()
+				lapsedLeaseIsAdopted(t, store, v1)
+			})
 		}
-		run := must(a.StartRun(t.Context(), "a", in))
-		waitFor(t, func() bool {
-			es, _ := store.Read(t.Context(), run.Key, 0, 100)
-			return strings.Contains(string(joined(es)), "Hello ")
-		})
-		kill(a)
+	}
+}
 
-		later := &scriptedAgent{streaming: true, subscribe: []scripted{
-			{ev: task(a2a.TaskStateWorking, "Hello ")}, {ev: chunk("world.", true)}, {ev: status(a2a.TaskStateCompleted)},
-		}}
-		b := newInstance(t, store, "B", later)
-		c := newInstance(t, store, "C", later)
-		follow, err := c.Follow(t.Context(), "a", "th", 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		events := collect(t, follow)
-		if err := agui.CheckStream(v1, events); err != nil {
-			t.Fatalf("v1=%v: the journal is not one valid run: %v", v1, err)
-		}
-		if got := text(events); got != "Hello world." {
-			t.Fatalf("v1=%v: text %q", v1, got)
-		}
-		if _, ok := events[len(events)-1].(*agui.RunFinished); !ok {
-			t.Fatalf("v1=%v: the run ends with %s", v1, events[len(events)-1].Type())
-		}
-		th, err := store.GetThread(t.Context(), run.Key)
-		if err != nil || th.ActiveRunID != "" || th.TaskState != string(a2a.TaskStateCompleted) {
-			t.Fatalf("thread after the adoption: %+v %v", th, err)
-		}
-		_ = b
+func lapsedLeaseIsAdopted(t *testing.T, store Store, v1 bool) {
+	first := &scriptedAgent{streaming: true, hold: true, stream: []scripted{
+		{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("Hello ", false)},
+	}}
+	a := newInstance(t, store, "A", first)
+	in := input("th", "r1")
+	if v1 {
+		in.ProtocolVersion = "1.0"
+	}
+	run := must(a.StartRun(t.Context(), "a", in))
+	waitFor(t, func() bool {
+		es, _ := store.Read(t.Context(), run.Key, 0, 100)
+		return strings.Contains(string(joined(es)), "Hello ")
+	})
+	kill(a)
+	// A crash leaves the lease as it was (a shutdown ends it): put it back.
+	th, err := store.GetThread(t.Context(), run.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th.LeaseExpires = time.Now().Add(testLease)
+	if _, err := store.PutThread(t.Context(), th); err != nil {
+		t.Fatal(err)
+	}
+
+	later := &scriptedAgent{streaming: true, subscribe: []scripted{
+		{ev: task(a2a.TaskStateWorking, "Hello ")}, {ev: chunk("world.", true)}, {ev: status(a2a.TaskStateCompleted)},
+	}}
+	newInstance(t, store, "B", later)
+	c := newInstance(t, store, "C", later)
+	follow, err := c.Follow(t.Context(), "a", "th", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := collect(t, follow)
+	if time.Now().Before(th.LeaseExpires) {
+		t.Fatal("the run was adopted before its lease lapsed")
+	}
+	if err := agui.CheckStream(v1, events); err != nil {
+		t.Fatalf("the journal is not one valid run: %v", err)
+	}
+	if got := text(events); got != "Hello world." {
+		t.Fatalf("text %q: adopted once, every chunk once", got)
+	}
+	if _, ok := events[len(events)-1].(*agui.RunFinished); !ok {
+		t.Fatalf("the run ends with %s", events[len(events)-1].Type())
+	}
+	th, err = store.GetThread(t.Context(), run.Key)
+	if err != nil || th.ActiveRunID != "" || th.TaskState != string(a2a.TaskStateCompleted) {
+		t.Fatalf("thread after the adoption: %+v %v", th, err)
 	}
 }
 
