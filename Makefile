@@ -36,7 +36,8 @@ check:
 	@echo "== staticcheck"
 	$(GO) run $(STATICCHECK) ./...
 
-# The Redis store's tests start their own redis-server (no persistence, a
+# The Redis store's tests and the scale-out tests (cmd/bridge: three
+# instances, kill -9) start their own redis-server (no persistence, a
 # free loopback port), so only the binary is needed here.
 redis:
 	@command -v redis-server >/dev/null || { \

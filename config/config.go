@@ -14,6 +14,7 @@ const (
 	DefaultListen            = "127.0.0.1:8080"
 	DefaultStoreKind         = StoreEmbedded
 	DefaultStorePath         = "./data/bridge.db"
+	DefaultStoreLease        = Duration(15 * time.Second)
 	DefaultMaxBodyBytes      = 1 << 20 // 1 MiB
 	DefaultMaxInlineBytes    = 1 << 20 // 1 MiB
 	DefaultStateKey          = "a2a"
@@ -198,6 +199,13 @@ type Store struct {
 	// rediss://… for TLS or unix:///path.sock. Required when Kind is "redis" and
 	// rejected otherwise. No default.
 	URL string `yaml:"url"`
+
+	// Lease is how long a run's claim on its thread lasts without renewal when
+	// the store is shared (redis): the owning instance renews it every
+	// Lease/3, and once it lapses (the instance died) another instance adopts
+	// the run. Default 15s. Must be >= 1s. Memory and embedded stores have one
+	// writer and ignore it.
+	Lease Duration `yaml:"lease"`
 }
 
 // Server holds the HTTP server's limits and timeouts. All durations are YAML
@@ -401,7 +409,7 @@ type Poll struct {
 func Default() *Config {
 	return &Config{
 		Listen: DefaultListen,
-		Store:  Store{Kind: DefaultStoreKind, Path: DefaultStorePath},
+		Store:  Store{Kind: DefaultStoreKind, Path: DefaultStorePath, Lease: DefaultStoreLease},
 		Server: Server{
 			MaxBodyBytes:      DefaultMaxBodyBytes,
 			MaxInlineBytes:    DefaultMaxInlineBytes,
@@ -452,6 +460,7 @@ func (c *Config) ApplyDefaults() {
 	if c.Store.Kind == StoreEmbedded {
 		setString(&c.Store.Path, d.Store.Path)
 	}
+	setDuration(&c.Store.Lease, d.Store.Lease)
 	if c.Server.MaxBodyBytes == 0 {
 		c.Server.MaxBodyBytes = d.Server.MaxBodyBytes
 	}

@@ -67,7 +67,7 @@ func TestParseFull(t *testing.T) {
 	weather.Name, weather.URL = "weather", "https://weather.example.com"
 	want := &Config{
 		Listen: "0.0.0.0:9090",
-		Store:  Store{Kind: StoreRedis, Path: DefaultStorePath, URL: "redis://:pw@redis:6379/0"},
+		Store:  Store{Kind: StoreRedis, Path: DefaultStorePath, Lease: DefaultStoreLease, URL: "redis://:pw@redis:6379/0"},
 		Server: Server{
 			MaxBodyBytes:      2 << 20,
 			MaxInlineBytes:    64 << 10,
@@ -608,5 +608,30 @@ func TestParseAuthAndTrust(t *testing.T) {
 	}
 	if strings.Contains(msg, "yes-s3cret") {
 		t.Errorf("error echoes a secret: %s", msg)
+	}
+}
+
+// store.lease is a duration that defaults when absent, keeps an explicit
+// value, and is refused with its path and line when too short or not a
+// duration.
+func TestParseStoreLease(t *testing.T) {
+	t.Parallel()
+	const agents = "\nagents: [{name: a, url: 'http://a'}]"
+	c, err := Parse([]byte("store: {kind: redis, url: 'redis://r:6379'}"+agents), env(nil))
+	if err != nil || c.Store.Lease.Std() != 15*time.Second {
+		t.Fatalf("default lease = %v, %v; want 15s", c.Store.Lease, err)
+	}
+	c, err = Parse([]byte("store:\n  kind: redis\n  url: redis://r:6379\n  lease: 4s"+agents), env(nil))
+	if err != nil || c.Store.Lease.Std() != 4*time.Second {
+		t.Fatalf("lease 4s = %v, %v", c.Store.Lease, err)
+	}
+	for yaml, want := range map[string]string{
+		"store:\n  kind: redis\n  url: redis://r:6379\n  lease: 200ms": "store.lease: must be at least 1s (got 200ms) (line 4)",
+		"store:\n  kind: redis\n  lease: soon\n  url: redis://r:6379":  "store.lease: ",
+	} {
+		_, err := Parse([]byte(yaml+agents), env(nil))
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "(line ") {
+			t.Errorf("%q: error %v, want it to contain %q and a line", yaml, err, want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Problem is one bad field.
@@ -178,6 +179,11 @@ func (s *Store) validate(ps *problems) {
 		}
 	default:
 		ps.add("store.kind", "must be one of embedded, memory, redis (got %q)", s.Kind)
+	}
+	// Renewal runs every lease/3: below a second, a slow Redis round trip
+	// or a GC pause would let a live run's lease lapse and be adopted.
+	if s.Lease < Duration(time.Second) {
+		ps.add("store.lease", "must be at least 1s (got %s)", s.Lease)
 	}
 	if s.URL == "" {
 		return

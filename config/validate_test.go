@@ -56,12 +56,19 @@ func TestValidate(t *testing.T) {
 		{"store kind", func(c *Config) { c.Store.Kind = "sqlite" }, []want{{"store.kind", "must be one of embedded, memory, redis"}}},
 		{"store kind empty", func(c *Config) { c.Store.Kind = "" }, []want{{"store.kind", "must be one of"}}},
 		{"embedded needs path", func(c *Config) { c.Store.Path = "" }, []want{{"store.path", "required when kind is embedded"}}},
-		{"memory", func(c *Config) { c.Store = Store{Kind: StoreMemory} }, nil},
+		{"memory", func(c *Config) { c.Store = Store{Kind: StoreMemory, Lease: DefaultStoreLease} }, nil},
 		{"redis needs url", func(c *Config) { c.Store.Kind = StoreRedis }, []want{{"store.url", "required when kind is redis"}}},
-		{"redis url", func(c *Config) { c.Store = Store{Kind: StoreRedis, URL: "rediss://u:p@redis:6380/2"} }, nil},
-		{"redis unix", func(c *Config) { c.Store = Store{Kind: StoreRedis, URL: "unix:///run/redis.sock"} }, nil},
-		{"redis bad scheme", func(c *Config) { c.Store = Store{Kind: StoreRedis, URL: "http://redis:6379"} }, []want{{"store.url", "redis://"}}},
-		{"redis no host", func(c *Config) { c.Store = Store{Kind: StoreRedis, URL: "redis://"} }, []want{{"store.url", "must name a host"}}},
+		{"redis url", func(c *Config) {
+			c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, URL: "rediss://u:p@redis:6380/2"}
+		}, nil},
+		{"redis unix", func(c *Config) {
+			c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, URL: "unix:///run/redis.sock"}
+		}, nil},
+		{"redis bad scheme", func(c *Config) { c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, URL: "http://redis:6379"} }, []want{{"store.url", "redis://"}}},
+		{"redis no host", func(c *Config) { c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, URL: "redis://"} }, []want{{"store.url", "must name a host"}}},
+		{"lease zero", func(c *Config) { c.Store.Lease = 0 }, []want{{"store.lease", "at least 1s"}}},
+		{"lease too short", func(c *Config) { c.Store.Lease = Duration(500 * time.Millisecond) }, []want{{"store.lease", "at least 1s (got 500ms)"}}},
+		{"lease minimum", func(c *Config) { c.Store.Lease = Duration(time.Second) }, nil},
 		{"url without redis", func(c *Config) { c.Store.URL = "redis://redis:6379" }, []want{{"store.url", "only used when kind is redis"}}},
 		{"maxBodyBytes zero", func(c *Config) { c.Server.MaxBodyBytes = 0 }, []want{{"server.maxBodyBytes", "must be > 0"}}},
 		{"maxBodyBytes negative", func(c *Config) { c.Server.MaxBodyBytes = -1 }, []want{{"server.maxBodyBytes", "must be > 0"}}},

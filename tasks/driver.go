@@ -95,6 +95,11 @@ type driver struct {
 	bg        sync.WaitGroup
 	// finishing is closed when the run releases its thread.
 	finishing chan struct{}
+	// leasing is the goroutine renewing the run's lease (shared stores),
+	// which ends once finishing is closed; leaseLost is set when another
+	// instance adopted the run.
+	leasing   sync.WaitGroup
+	leaseLost bool
 
 	// suspended is set when the bridge shut down under the run: the thread
 	// keeps it as active, for the next process to take over, and in-process
@@ -219,6 +224,7 @@ func (d *driver) detached() context.Context {
 // shutdown notice after the events when the run was suspended.
 func (d *driver) close() {
 	d.stopFinishing()
+	d.leasing.Wait()
 	d.journal.close()
 	d.live.end(d.shutdownTail)
 }
@@ -407,7 +413,9 @@ func (d *driver) releaseRun() {
 // unregister drops the driver from the service's registry, unless the run
 // was suspended: its readers still ask it for the shutdown notice.
 func (d *driver) unregister() {
-	if !d.suspended {
+	// A run left to the instance that adopted it is followed through the
+	// journal that instance writes, not through this driver.
+	if !d.suspended || d.leaseLost {
 		d.svc.unregister(d)
 	}
 }
@@ -425,6 +433,10 @@ func (d *driver) drive() {
 	defer cancel(nil)
 	d.armStop(cancel)
 	defer d.disarm()
+	if d.svc.lease > 0 {
+		d.leasing.Add(1)
+		go d.keepLease(cancel)
+	}
 	if d.spec.RunTimeout > 0 {
 		var stop context.CancelFunc
 		ctx, stop = context.WithTimeoutCause(ctx, d.spec.RunTimeout, errRunTimeout)
@@ -862,6 +874,8 @@ func (d *driver) end(ctx context.Context, err error) {
 		d.emit(d.tr.Fail("a2a_timeout", fmt.Sprintf("agent %q: %v; the A2A task was cancelled", d.spec.Name, cause)))
 	case errors.Is(cause, errShutdown):
 		d.suspend()
+	case errors.Is(cause, errLeaseLost):
+		d.leave()
 	default:
 		info := a2a.Classify(err)
 		d.emit(d.tr.Fail(info.Code, fmt.Sprintf("agent %q: %s", d.spec.Name, info.Message)))
@@ -969,9 +983,27 @@ func storeFailure() *agui.RunError {
 // journaled, the thread keeps it as active (with its task), and readers in
 // this process get the shutdown notice instead of a terminal event.
 func (d *driver) suspend() {
+	d.suspendWith("the bridge is shutting down; the agent's task goes on and this run continues after the restart: read it at /agents/{name}/threads/{threadId}/events after the last id you saw")
+	if d.svc.lease > 0 {
+		d.handOver()
+		d.log.Info("run suspended by the shutdown; its lease ends now, for another instance to adopt it")
+		return
+	}
+	d.log.Info("run suspended by the shutdown; the next start takes it over")
+}
+
+// leave stops a run another instance adopted (this one's lease lapsed):
+// like a shutdown, the thread is left as it is, to the adopter, and readers
+// in this process are told to follow the run's journal.
+func (d *driver) leave() {
+	d.suspendWith("this bridge instance lost the run to another instance, which continues it: read it at /agents/{name}/threads/{threadId}/events after the last id you saw")
+	d.log.Warn("run left to the instance that adopted it")
+}
+
+func (d *driver) suspendWith(message string) {
 	d.journal.flush()
 	var tail []agui.Envelope
-	for _, e := range d.runFail(CodeServerShutdown, "the bridge is shutting down; the agent's task goes on and this run continues after the restart: read it at /agents/{name}/threads/{threadId}/events after the last id you saw") {
+	for _, e := range d.runFail(CodeServerShutdown, message) {
 		if d.guard.Check(e) != nil {
 			continue
 		}
@@ -983,7 +1015,6 @@ func (d *driver) suspend() {
 	d.suspended = true
 	d.shutdownTail = tail
 	d.mu.Unlock()
-	d.log.Info("run suspended by the shutdown; the next start takes it over")
 }
 
 // finish makes sure the run ended and the thread was released.
@@ -1006,6 +1037,7 @@ func (d *driver) finalize(terminal ...Entry) {
 	d.released = true
 	d.releaseRun()
 	d.stopFinishing()
+	d.leasing.Wait() // no renewal races the release
 	d.bg.Wait()
 	var interrupts []mapping.PendingInterrupt
 	if d.team != nil {

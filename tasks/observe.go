@@ -211,6 +211,19 @@ func (s *ObservedStore) ActiveThreads(ctx context.Context) ([]ThreadKey, error) 
 	return keys, err
 }
 
+// LapsedLeases implements LeaseLister: the wrapped store's, or its active
+// threads when it has none (the scan checks each lease itself).
+func (s *ObservedStore) LapsedLeases(ctx context.Context, now time.Time) ([]ThreadKey, error) {
+	l, ok := s.Store.(LeaseLister)
+	if !ok {
+		return s.ActiveThreads(ctx)
+	}
+	start := time.Now()
+	keys, err := l.LapsedLeases(ctx, now)
+	s.done("LapsedLeases", start, err)
+	return keys, err
+}
+
 // DeleteThread implements Store.
 func (s *ObservedStore) DeleteThread(ctx context.Context, key ThreadKey, version int64) error {
 	start := time.Now()

@@ -31,6 +31,7 @@ import (
 //	P T ":thread"   hash: "version" → decimal version, "thread" → the Thread's JSON
 //	P T ":journal"  stream: entry id "<seq>-1", fields "run", "terminal" ("0"/"1"), "event"
 //	P "active"      set of agent + "\x00" + threadID, the threads with an active run
+//	P "leases"      sorted set of the same members, scored by lease expiry (Unix ms; +inf without a lease)
 //	P "interrupts"  hash: interrupt id → agent + "\x00" + threadID
 //	P "wake:" …     short-lived streams that end a Wait connection's XREAD early (see Wait)
 //
@@ -54,6 +55,7 @@ type RedisStore struct {
 	prefix string
 
 	activeKey     string
+	leasesKey     string
 	interruptsKey string
 
 	waits *redisWaits
@@ -133,6 +135,7 @@ func OpenRedisStore(ctx context.Context, rawURL string, opts RedisOptions) (*Red
 		addr:          copt.Addr,
 		prefix:        opts.Prefix,
 		activeKey:     opts.Prefix + "active",
+		leasesKey:     opts.Prefix + "leases",
 		interruptsKey: opts.Prefix + "interrupts",
 	}
 	if err := s.client.Ping(ctx).Err(); err != nil {
@@ -246,8 +249,9 @@ end
 `
 
 // putScript is PutThread and PutThreadAndAppend. KEYS: thread, journal,
-// active set. ARGV: expected version, new version, the Thread's JSON, its
-// active-set member, "1" if it has an active run, then the entries. It
+// active set, leases. ARGV: expected version, new version, the Thread's
+// JSON, its active-set member, "0" without an active run or else its lease
+// expiry as a sorted-set score, then the entries. It
 // returns 1, or 0 on a version or numbering conflict, having written
 // nothing.
 var putScript = redis.NewScript(`local journal, first = KEYS[2], 6` + journalAppendLua + `
@@ -258,10 +262,12 @@ local ok = checkEntries()
 if type(ok) == 'table' then return ok end
 if not ok then return 0 end
 redis.call('HSET', KEYS[1], 'version', ARGV[2], 'thread', ARGV[3])
-if ARGV[5] == '1' then
+if ARGV[5] ~= '0' then
 	redis.call('SADD', KEYS[3], ARGV[4])
+	redis.call('ZADD', KEYS[4], ARGV[5], ARGV[4])
 else
 	redis.call('SREM', KEYS[3], ARGV[4])
+	redis.call('ZREM', KEYS[4], ARGV[4])
 end
 appendEntries()
 return 1
@@ -285,7 +291,7 @@ if tip then return tip[1] end
 return false
 `)
 
-// deleteScript is DeleteThread. KEYS: thread, active set. ARGV: expected
+// deleteScript is DeleteThread. KEYS: thread, active set, leases. ARGV: expected
 // version, active-set member. It returns 1, 0 on a conflict, -1 when no
 // thread is stored.
 var deleteScript = redis.NewScript(`
@@ -294,6 +300,7 @@ if not v then return -1 end
 if v ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 redis.call('SREM', KEYS[2], ARGV[2])
+redis.call('ZREM', KEYS[3], ARGV[2])
 return 1
 `)
 
@@ -345,13 +352,16 @@ func (s *RedisStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries
 		return 0, fmt.Errorf("tasks: redis: put thread %s: %w", th.Key, err)
 	}
 	active := "0"
-	if th.ActiveRunID != "" {
-		active = "1"
+	switch {
+	case th.ActiveRunID != "" && th.LeaseExpires.IsZero():
+		active = "+inf" // never lapses: not the lease scan's
+	case th.ActiveRunID != "":
+		active = strconv.FormatInt(th.LeaseExpires.UnixMilli(), 10)
 	}
 	args := make([]any, 0, 5+4*len(entries))
 	args = append(args, strconv.FormatInt(th.Version, 10), strconv.FormatInt(rec.Version, 10), v, keyMember(th.Key), active)
 	args = entryArgs(args, entries)
-	keys := []string{s.threadKey(th.Key), s.journalKey(th.Key), s.activeKey}
+	keys := []string{s.threadKey(th.Key), s.journalKey(th.Key), s.activeKey, s.leasesKey}
 	ok, err := putScript.Run(ctx, s.client, keys, args...).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("tasks: redis: put thread %s: %w", th.Key, err)
@@ -380,9 +390,31 @@ func (s *RedisStore) ActiveThreads(ctx context.Context) ([]ThreadKey, error) {
 	return out, nil
 }
 
+// LapsedLeases implements LeaseLister: one ZRANGE BYSCORE over the leases
+// sorted set, so a scan costs the lapsed runs, not all active ones. It
+// lists at most 1000 a scan; the next scan gets the rest.
+func (s *RedisStore) LapsedLeases(ctx context.Context, now time.Time) ([]ThreadKey, error) {
+	members, err := s.client.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.leasesKey, ByScore: true,
+		Start: "-inf", Stop: strconv.FormatInt(now.UnixMilli(), 10), Count: 1000}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("tasks: redis: lapsed leases: %w", err)
+	}
+	out := make([]ThreadKey, 0, len(members))
+	for _, m := range members {
+		k, err := parseKeyMember(m)
+		if err != nil {
+			return nil, fmt.Errorf("tasks: redis: lapsed leases: %w", err)
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+var _ LeaseLister = (*RedisStore)(nil)
+
 // DeleteThread implements Store. The journal stays.
 func (s *RedisStore) DeleteThread(ctx context.Context, key ThreadKey, version int64) error {
-	keys := []string{s.threadKey(key), s.activeKey}
+	keys := []string{s.threadKey(key), s.activeKey, s.leasesKey}
 	r, err := deleteScript.Run(ctx, s.client, keys, strconv.FormatInt(version, 10), keyMember(key)).Int64()
 	if err != nil {
 		return fmt.Errorf("tasks: redis: delete thread %s: %w", key, err)

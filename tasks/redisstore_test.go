@@ -550,3 +550,58 @@ func BenchmarkRedisAppend(b *testing.B) {
 		})
 	}
 }
+
+// TestRedisLapsedLeases: the leases sorted set follows the records' active
+// runs and lease expiries, so the adoption scan lists exactly the runs
+// whose lease lapsed: not a live lease, not a run without a lease, not a
+// released or deleted thread.
+func TestRedisLapsedLeases(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := openRedis(t, tasks.RedisOptions{})
+	now := time.Now()
+	put := func(id string, active bool, expires time.Time) *tasks.Thread {
+		t.Helper()
+		th := &tasks.Thread{Key: tasks.ThreadKey{Agent: "a", ThreadID: id}, LeaseExpires: expires}
+		if active {
+			th.ActiveRunID, th.Owner = "run-"+id, "A"
+		}
+		v, err := s.PutThread(ctx, th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		th.Version = v
+		return th
+	}
+	lapsed := put("lapsed", true, now.Add(-time.Second))
+	put("live", true, now.Add(time.Minute))
+	put("nolease", true, time.Time{})
+	put("idle", false, time.Time{})
+	gone := put("deleted", true, now.Add(-time.Second))
+	if err := s.DeleteThread(ctx, gone.Key, gone.Version); err != nil {
+		t.Fatal(err)
+	}
+	released := put("released", true, now.Add(-time.Second))
+	released.ActiveRunID, released.Owner, released.LeaseExpires = "", "", time.Time{}
+	if _, err := s.PutThread(ctx, released); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.LapsedLeases(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]tasks.ThreadKey{lapsed.Key}, got); diff != "" {
+		t.Errorf("lapsed at now (-want +got):\n%s", diff)
+	}
+	// Renewing moves the lease out of the lapsed range.
+	lapsed.LeaseExpires = now.Add(time.Minute)
+	if _, err := s.PutThread(ctx, lapsed); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.LapsedLeases(ctx, now); err != nil || len(got) != 0 {
+		t.Errorf("after renewal: %v, %v; want none", got, err)
+	}
+	if got, err := s.LapsedLeases(ctx, now.Add(2*time.Minute)); err != nil || len(got) != 2 {
+		t.Errorf("two minutes on: %v, %v; want lapsed and live", got, err)
+	}
+}

@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,6 +94,16 @@ type Options struct {
 	// cancelled (CancelTask's answer) waits for the agent's own stream to
 	// say so before ending cancelled by itself. Default 2s.
 	CancelGrace time.Duration
+	// Lease, when positive and the store is shared (not ExclusiveStore),
+	// makes every run hold a lease on its thread that its driver renews
+	// every Lease/3. The Service scans for runs whose lease lapsed (their
+	// instance died) every Lease/2 or so, and adopts them: it reattaches
+	// to the run's A2A task and finishes the run's journal. Zero: no
+	// leases, a run of a dead instance stays active.
+	Lease time.Duration
+	// Instance names this process in thread records (Owner) and logs;
+	// default a random UUID. Two live processes must not share one.
+	Instance string
 	// Tracer, when set, gives every run a span (a child of the request's
 	// trace when it carried one); the run's A2A calls are made in it. Nil:
 	// no spans.
@@ -141,6 +152,12 @@ type Service struct {
 	instance string
 	// exclusive says only this process writes the store.
 	exclusive bool
+	// lease is Options.Lease when leases are in force (shared store),
+	// else 0; scanDone is closed when the adoption scan has stopped, after
+	// stopScan.
+	lease    time.Duration
+	stopScan chan struct{}
+	scanDone chan struct{}
 	// tracer is Options.Tracer, or one that records nothing.
 	tracer trace.Tracer
 	// admission is Options.Admission (nil: no cap).
@@ -157,13 +174,18 @@ func NewService(opt Options) *Service {
 		wait:        opt.FirstEventWait,
 		ctx:         ctx,
 		cancel:      cancel,
-		instance:    uuid.NewString(),
+		instance:    cmp.Or(opt.Instance, uuid.NewString()),
 		followers:   make(map[ThreadKey]*follower),
 		drivers:     make(map[ThreadKey]*driver),
 		exclusive:   opt.ExclusiveStore,
 		cancelGrace: opt.CancelGrace,
 		tracer:      opt.Tracer,
 		admission:   opt.Admission,
+		stopScan:    make(chan struct{}),
+		scanDone:    make(chan struct{}),
+	}
+	if !opt.ExclusiveStore && opt.Lease > 0 {
+		s.lease = opt.Lease
 	}
 	if s.tracer == nil {
 		s.tracer = noTracer
@@ -207,6 +229,11 @@ func NewService(opt Options) *Service {
 			s.teams[team.Name] = &team
 		}
 	}
+	if s.lease > 0 {
+		go s.scanLeases()
+	} else {
+		close(s.scanDone)
+	}
 	return s
 }
 
@@ -218,8 +245,12 @@ var errShutdown = errors.New("bridge shutting down")
 // their A2A tasks keep running and the thread remembers them).
 func (s *Service) Close(ctx context.Context) error {
 	s.mu.Lock()
+	if !s.closing {
+		close(s.stopScan)
+	}
 	s.closing = true
 	s.mu.Unlock()
+	<-s.scanDone // no adoption starts after this
 	done := make(chan struct{})
 	go func() { s.wg.Wait(); close(done) }()
 	select {
@@ -232,6 +263,9 @@ func (s *Service) Close(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
+
+// Instance is the name of this process in thread records (Thread.Owner).
+func (s *Service) Instance() string { return s.instance }
 
 // HasAgent reports whether name is a configured agent or team.
 func (s *Service) HasAgent(name string) bool { return s.agents[name] != nil || s.teams[name] != nil }
@@ -289,6 +323,11 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		return nil, &Error{Status: http.StatusBadRequest, Code: "invalid_input", Message: err.Error()}
 	}
 	if current.ActiveRunID != "" && !s.stale(current) {
+		if s.leaseLapsed(current) {
+			// The run's instance died: adopt the run now rather than at
+			// the next scan. The thread stays busy until it ends.
+			s.adoptSoon(key)
+		}
 		// An identical replay of the resume being run is answered by
 		// tailing that run rather than refused.
 		if rp := activeReplay(current, in); rp != nil {
@@ -425,6 +464,9 @@ func (s *Service) claim(ctx context.Context, th *Thread, c claimed) (*Thread, er
 	th.ActiveRunID = c.runID
 	th.ActiveSince = time.Now()
 	th.Owner = s.instance
+	if s.lease > 0 {
+		th.LeaseExpires = time.Now().Add(s.lease)
+	}
 	th.ActiveAfter = c.after
 	th.ActiveInput = c.input
 	th.ActiveResults = c.results
@@ -534,7 +576,9 @@ func (s *Service) release(th *Thread, update func(*Thread), entries ...Entry) bo
 			s.log.Error("release thread", "thread_id", th.Key.ThreadID, "agent", th.Key.Agent, "err", err)
 			return false
 		}
-		if cur.ActiveRunID != th.ActiveRunID {
+		if cur.ActiveRunID != th.ActiveRunID || cur.Owner != th.Owner {
+			// Another instance adopted the run (this one's lease lapsed):
+			// the run is its to end.
 			return false
 		}
 		if update == nil && cur.Version == 1 && len(entries) == 0 {

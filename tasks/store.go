@@ -61,6 +61,10 @@ type Thread struct {
 	// Owner is the bridge instance running the active run. An embedded
 	// store has one writer, so a run owned by an earlier process is dead.
 	Owner string `json:"owner,omitempty"`
+	// LeaseExpires is when Owner's claim on the active run lapses unless
+	// renewed (shared stores only; zero otherwise). Past it, the owner is
+	// taken for dead and another instance may adopt the run.
+	LeaseExpires time.Time `json:"leaseExpires,omitzero"`
 	// ActiveAfter is the journal's last sequence number when the active
 	// run started: its events follow it.
 	ActiveAfter int64 `json:"activeAfter,omitempty"`
@@ -116,6 +120,7 @@ func (t *Thread) clearActive() {
 	t.ActiveRunID = ""
 	t.ActiveSince = time.Time{}
 	t.Owner = ""
+	t.LeaseExpires = time.Time{}
 	t.ActiveAfter = 0
 	t.ActiveInput = nil
 	t.ActiveResults = nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.opentelemetry.io/otel/trace"
 
@@ -61,7 +62,7 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if th.ActiveRunID == "" || !s.stale(th) {
+	if th.ActiveRunID == "" || (!s.stale(th) && !s.leaseLapsed(th)) {
 		return false, nil
 	}
 	in := &agui.RunAgentInput{ThreadID: key.ThreadID, RunID: th.ActiveRunID}
@@ -71,17 +72,12 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 			in = &agui.RunAgentInput{ThreadID: key.ThreadID, RunID: th.ActiveRunID}
 		}
 	}
-	prior, err := s.runEvents(ctx, key, th.ActiveRunID, th.ActiveAfter)
-	if err != nil {
-		return false, err
-	}
-	last, err := s.store.LastSeq(ctx, key)
-	if err != nil {
-		return false, err
-	}
 	// Claim it: this process owns the run from now on.
 	next := th.Clone()
 	next.Owner = s.instance
+	if s.lease > 0 {
+		next.LeaseExpires = time.Now().Add(s.lease)
+	}
 	v, err := s.store.PutThread(ctx, next)
 	if errors.Is(err, ErrConflict) {
 		return false, nil
@@ -90,6 +86,18 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 		return false, err
 	}
 	next.Version = v
+	// Read after the claim: an owner that was only slow, not dead, stops
+	// appending once it sees the claim, so the journal read now is the one
+	// this driver continues. A failure here leaves the claim to lapse and
+	// the run to be adopted again.
+	prior, err := s.runEvents(ctx, key, th.ActiveRunID, th.ActiveAfter)
+	if err != nil {
+		return false, err
+	}
+	last, err := s.store.LastSeq(ctx, key)
+	if err != nil {
+		return false, err
+	}
 
 	d := newDriver(s, s.agents[key.Agent], next, in, last)
 	d.takeover, d.prior = true, prior

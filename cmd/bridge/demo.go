@@ -19,9 +19,17 @@ import (
 // front of them on a fresh embedded store, and prints what to try.
 func cmdDemo(ctx context.Context, args []string, stdout io.Writer, log *slog.Logger) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	listen := fs.String("listen", config.DefaultListen, "`host:port` for the bridge")
+	listen := fs.String("listen", config.DefaultListen, "`host:port` for the bridge (the first instance's, with --replicas)")
+	replicas := fs.Int("replicas", 1, "run `N` bridge instances on one Redis, on consecutive ports from --listen's")
+	redisURL := fs.String("redis", "", "Redis `URL` the instances share (default: start a redis-server on a free port); implies the Redis store")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *replicas < 1 || *replicas > 16 {
+		return exitError{2, fmt.Sprintf("demo --replicas must be between 1 and 16 (got %d)", *replicas)}
+	}
+	if *replicas > 1 || *redisURL != "" {
+		return demoReplicas(ctx, stdout, log, *listen, *replicas, *redisURL)
 	}
 	demo, err := agents.Start(ctx, "127.0.0.1:0", agents.Options{})
 	if err != nil {

@@ -1,7 +1,7 @@
 // Command bridge puts remote A2A agents in front of AG-UI frontends.
 //
 //	bridge serve --config FILE [--listen ADDR]
-//	bridge demo [--listen ADDR]
+//	bridge demo [--listen ADDR] [--replicas N] [--redis URL]
 //	bridge check --config FILE
 package main
 
@@ -22,6 +22,7 @@ const usage = `bridge puts remote A2A agents in front of AG-UI frontends.
 Usage:
   bridge serve --config FILE [--listen ADDR]   run from a YAML config
   bridge demo [--listen ADDR]                  built-in demo agents + the bridge, no setup
+  bridge demo --replicas N [--redis URL]       the same with N bridge instances sharing one Redis
   bridge check --config FILE                   validate the config and resolve every agent card
 
 Run "bridge COMMAND -h" for a command's flags.

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/google/uuid"
+
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/agui/aguihttp"
 	"github.com/a2a-agui-bridge/bridge/auth"
@@ -223,7 +225,7 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger, inst instrum
 		Runs:              int(cfg.Limits.ConcurrentRuns),
 	})
 	svc := tasks.NewService(tasks.Options{Store: store, Agents: specs, Teams: teamSpecs, Logger: log, ExclusiveStore: exclusive,
-		Tracer: inst.tracing.Tracer(), Admission: limiter})
+		Tracer: inst.tracing.Tracer(), Admission: limiter, Lease: cfg.Store.Lease.Std(), Instance: instanceID()})
 	opts := aguihttp.Options{
 		Runner: aguihttp.RunnerFunc(func(ctx context.Context, agent string, in *agui.RunAgentInput) (aguihttp.Stream, error) {
 			return svc.StartRun(ctx, agent, in)
@@ -348,6 +350,10 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening 
 	}
 	// Runs a previous process left in progress (it was stopped or killed)
 	// go on where their journals end.
+	if cfg.Store.Kind == config.StoreRedis {
+		// Runs of instances that died are adopted by the lease scan.
+		log.Info("sharing the store with other instances", "instance", svc.Instance(), "lease", cfg.Store.Lease.Std().String())
+	}
 	if cfg.Store.Kind == config.StoreMemory || cfg.Store.Kind == config.StoreEmbedded || cfg.Store.Kind == "" {
 		if n, err := svc.Recover(ctx); err != nil {
 			log.Error("take over runs left in progress", "err", err)
@@ -462,4 +468,15 @@ func openStore(ctx context.Context, c config.Store) (tasks.Store, error) {
 	default:
 		return nil, fmt.Errorf("store.kind %q is not supported by this build; use embedded, memory or redis", c.Kind)
 	}
+}
+
+// instanceID names this process in thread records and logs: the host name
+// (a pod's name on Kubernetes), so an operator sees which instance holds a
+// run, and a random suffix, so a restarted process is a new instance.
+func instanceID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "bridge"
+	}
+	return host + "-" + uuid.NewString()[:8]
 }

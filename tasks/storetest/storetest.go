@@ -90,6 +90,7 @@ func sample(key tasks.ThreadKey) *tasks.Thread {
 		ActiveSince:     time.Date(2026, 5, 1, 12, 30, 0, 123456789, time.UTC),
 		Owner:           "instance-1",
 		Principal:       "alice",
+		LeaseExpires:    time.Date(2026, 1, 2, 3, 4, 20, 0, time.UTC),
 		ActiveTaskID:    "task-1",
 		CancelRequested: true,
 		ActiveAfter:     12,
