@@ -218,31 +218,19 @@ func (s *Service) cancelTeam(ctx context.Context, th *Thread) (*ThreadView, erro
 		}
 		rec.TaskState = string(state)
 	}
-	for attempt := 0; attempt < 5; attempt++ {
-		cur, err := s.store.GetThread(ctx, th.Key)
-		if err != nil {
-			return nil, storeError(err)
-		}
+	th, err := s.recordCancel(ctx, th, func(cur *Thread) bool {
 		if cur.ActiveRunID != "" && !s.stale(cur) {
-			th = cur
-			break
+			return false
 		}
 		for name, rec := range th.Members {
 			if c := cur.Members[name]; c != nil && c.TaskID == rec.TaskID {
 				c.TaskState = rec.TaskState
 			}
 		}
-		cur.Interrupts = nil
-		v, err := s.store.PutThread(ctx, cur)
-		if errors.Is(err, ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return nil, storeError(err)
-		}
-		cur.Version = v
-		th = cur
-		break
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	v := viewOf(th)
 	v.Cancel = res
@@ -364,30 +352,47 @@ func (s *Service) cancelIdle(ctx context.Context, th *Thread) (*ThreadView, erro
 	}
 	res.TaskState = state
 	if th.ActiveRunID == "" {
-		for attempt := 0; attempt < 5; attempt++ {
-			cur, err := s.store.GetThread(ctx, th.Key)
-			if err != nil {
-				return nil, storeError(err)
-			}
-			if cur.ActiveRunID != "" || cur.TaskID != th.TaskID {
-				th = cur
-				break
+		taskID := th.TaskID
+		if th, err = s.recordCancel(ctx, th, func(cur *Thread) bool {
+			if cur.ActiveRunID != "" || cur.TaskID != taskID {
+				return false
 			}
 			cur.TaskState = state
-			cur.Interrupts = nil
-			v, err := s.store.PutThread(ctx, cur)
-			if errors.Is(err, ErrConflict) {
-				continue
-			}
-			if err != nil {
-				return nil, storeError(err)
-			}
-			cur.Version = v
-			th = cur
-			break
+			return true
+		}); err != nil {
+			return nil, err
 		}
 	}
 	v := viewOf(th)
 	v.Cancel = res
 	return v, nil
+}
+
+// recordCancel writes the outcome of a cancel of an idle thread: update
+// says on the current record whether the cancel still applies (no run has
+// started since, the task is the same) and records the task states; the
+// thread's pending interrupts go with it. A write that loses a race is
+// retried on the new record, a few times. It returns the record as it
+// stands, or th when every attempt lost.
+func (s *Service) recordCancel(ctx context.Context, th *Thread, update func(cur *Thread) bool) (*Thread, error) {
+	for attempt := 0; attempt < 5; attempt++ {
+		cur, err := s.store.GetThread(ctx, th.Key)
+		if err != nil {
+			return nil, storeError(err)
+		}
+		if !update(cur) {
+			return cur, nil
+		}
+		cur.Interrupts = nil
+		v, err := s.store.PutThread(ctx, cur)
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return nil, storeError(err)
+		}
+		cur.Version = v
+		return cur, nil
+	}
+	return th, nil
 }

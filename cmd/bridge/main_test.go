@@ -153,10 +153,18 @@ func TestCallerTokenIsNotTheBridgeKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var seen string
-	h := withCallerAuthorization(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		seen = a2a.CallerAuthorization(r.Context())
-	}), authn)
+	forwarded := func(authn *auth.Authenticator, header string) string {
+		seen := "unset"
+		h := withCallerAuthorization(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			seen = a2a.CallerAuthorization(r.Context())
+		}), authn)
+		r := httptest.NewRequest("POST", "/agents/a", nil)
+		if header != "" {
+			r.Header.Set("Authorization", header)
+		}
+		h.ServeHTTP(httptest.NewRecorder(), r)
+		return seen
+	}
 	for _, c := range []struct{ header, want string }{
 		{"Bearer bridge-key-0123456789", ""},
 		{"bearer bridge-key-0123456789", ""},
@@ -164,24 +172,12 @@ func TestCallerTokenIsNotTheBridgeKey(t *testing.T) {
 		{"Basic dXNlcjpwdw==", "Basic dXNlcjpwdw=="},
 		{"", ""},
 	} {
-		seen = "unset"
-		r := httptest.NewRequest("POST", "/agents/a", nil)
-		if c.header != "" {
-			r.Header.Set("Authorization", c.header)
-		}
-		h.ServeHTTP(httptest.NewRecorder(), r)
-		if seen != c.want {
-			t.Errorf("Authorization %q: forwarded %q, want %q", c.header, seen, c.want)
+		if got := forwarded(authn, c.header); got != c.want {
+			t.Errorf("Authorization %q: forwarded %q, want %q", c.header, got, c.want)
 		}
 	}
 	// Without auth there is no bridge key to keep back.
-	h = withCallerAuthorization(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		seen = a2a.CallerAuthorization(r.Context())
-	}), nil)
-	r := httptest.NewRequest("POST", "/agents/a", nil)
-	r.Header.Set("Authorization", "Bearer bridge-key-0123456789")
-	h.ServeHTTP(httptest.NewRecorder(), r)
-	if seen != "Bearer bridge-key-0123456789" {
-		t.Errorf("without auth: forwarded %q", seen)
+	if got := forwarded(nil, "Bearer bridge-key-0123456789"); got != "Bearer bridge-key-0123456789" {
+		t.Errorf("without auth: forwarded %q", got)
 	}
 }
