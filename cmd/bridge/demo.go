@@ -47,12 +47,7 @@ func cmdDemo(ctx context.Context, args []string, stdout io.Writer, log *slog.Log
 	cfg.Listen = *listen
 	cfg.Store = config.Store{Kind: config.StoreEmbedded, Path: filepath.Join(dir, "bridge.db")}
 	cfg.Server.CORSOrigins = []string{"*"}
-	for _, name := range demo.Names() {
-		cfg.Agents = append(cfg.Agents, config.Agent{Name: name, URL: demo.URL(name)})
-	}
-	for _, t := range agents.Teams() {
-		cfg.Teams = append(cfg.Teams, config.Team{Name: t.Name, Description: t.Description, Strategy: t.Strategy, Members: t.Members})
-	}
+	addDemoAgents(cfg, demo)
 	cfg.ApplyDefaults()
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -100,4 +95,14 @@ func printDemo(w io.Writer, base string, names []string, storePath string) {
 		"concierge", body("t9", "Weather in Lisbon and a flight there"), "desk", body("t10", "What is the weather in Paris?"),
 		"pipeline", body("t11", "Tell me about Lisbon"))
 	fmt.Fprintf(w, "\nThe agents and teams, their A2A cards and health:\n  curl %s/agents\n  curl %s/agents/concierge\n\nPress Ctrl-C to stop.\n", base, base)
+}
+
+// addDemoAgents puts every demo agent and team in cfg.
+func addDemoAgents(cfg *config.Config, demo *agents.Server) {
+	for _, name := range demo.Names() {
+		cfg.Agents = append(cfg.Agents, config.Agent{Name: name, URL: demo.URL(name)})
+	}
+	for _, t := range agents.Teams() {
+		cfg.Teams = append(cfg.Teams, config.Team{Name: t.Name, Description: t.Description, Strategy: t.Strategy, Members: t.Members})
+	}
 }

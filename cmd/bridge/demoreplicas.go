@@ -63,12 +63,7 @@ func demoReplicas(ctx context.Context, stdout io.Writer, log *slog.Logger, liste
 
 	cfg := config.Default()
 	cfg.Store = config.Store{Kind: config.StoreRedis, URL: redisURL, Lease: config.DefaultStoreLease}
-	for _, name := range demo.Names() {
-		cfg.Agents = append(cfg.Agents, config.Agent{Name: name, URL: demo.URL(name)})
-	}
-	for _, t := range agents.Teams() {
-		cfg.Teams = append(cfg.Teams, config.Team{Name: t.Name, Description: t.Description, Strategy: t.Strategy, Members: t.Members})
-	}
+	addDemoAgents(cfg, demo)
 	cfg.ApplyDefaults()
 	if err := cfg.Validate(); err != nil {
 		return err
