@@ -34,6 +34,16 @@ func demoReplicas(ctx context.Context, stdout io.Writer, log *slog.Logger, liste
 	if err != nil || first < 1 || first+n-1 > 65535 {
 		return exitError{2, fmt.Sprintf("demo --listen %q: --replicas needs a numeric port with %d free ports from it", listen, n)}
 	}
+	// A port already taken would leave an instance dead at start while the
+	// walkthrough names it; another bridge on it would even answer for it.
+	for i := range n {
+		addr := net.JoinHostPort(host, strconv.Itoa(first+i))
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			return exitError{1, fmt.Sprintf("demo --replicas: %s is not free (%v); give the first of %d free ports with --listen", addr, err, n)}
+		}
+		l.Close()
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("find the bridge binary to start the instances: %w", err)
@@ -78,9 +88,8 @@ func demoReplicas(ctx context.Context, stdout io.Writer, log *slog.Logger, liste
 		return fmt.Errorf("demo config: %w", err)
 	}
 
-	var procs []*exec.Cmd
+	var procs []*replica
 	defer func() { stopReplicas(procs, log) }()
-	var urls []string
 	for i := range n {
 		addr := net.JoinHostPort(host, strconv.Itoa(first+i))
 		cmd := exec.Command(self, "serve", "--config", path, "--listen", addr)
@@ -88,17 +97,17 @@ func demoReplicas(ctx context.Context, stdout io.Writer, log *slog.Logger, liste
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("start instance %d: %w", i+1, err)
 		}
-		procs = append(procs, cmd)
-		urls = append(urls, "http://"+addr)
+		r := &replica{cmd: cmd, url: "http://" + addr, exited: make(chan struct{})}
+		go func() { _ = cmd.Wait(); close(r.exited) }()
+		procs = append(procs, r)
 	}
-	for i, u := range urls {
-		if err := waitReady(ctx, u); err != nil {
-			return fmt.Errorf("instance %d (%s, pid %d): %w", i+1, u, procs[i].Process.Pid, err)
+	urls := make([]string, n)
+	pids := make([]int, n)
+	for i, r := range procs {
+		if err := r.waitReady(ctx); err != nil {
+			return fmt.Errorf("instance %d (%s, pid %d): %w", i+1, r.url, r.cmd.Process.Pid, err)
 		}
-	}
-	pids := make([]int, len(procs))
-	for i, p := range procs {
-		pids[i] = p.Process.Pid
+		urls[i], pids[i] = r.url, r.cmd.Process.Pid
 	}
 	printReplicas(stdout, urls, pids, redisURL)
 	<-ctx.Done()
@@ -123,13 +132,21 @@ func replicaConfig(cfg *config.Config) string {
 	return b.String()
 }
 
-// waitReady polls an instance's /readyz until it answers 200.
-func waitReady(ctx context.Context, base string) error {
+// replica is one `bridge serve` child; exited is closed once it has.
+type replica struct {
+	cmd    *exec.Cmd
+	url    string
+	exited chan struct{}
+}
+
+// waitReady polls the instance's /readyz until it answers 200, and fails
+// at once if the instance exits first.
+func (r *replica) waitReady(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	client := &http.Client{Timeout: time.Second}
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/readyz", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, r.url+"/readyz", nil)
 		if resp, err := client.Do(req); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -137,6 +154,8 @@ func waitReady(ctx context.Context, base string) error {
 			}
 		}
 		select {
+		case <-r.exited:
+			return fmt.Errorf("exited before it was ready (%v; its log is above)", r.cmd.ProcessState)
 		case <-ctx.Done():
 			return fmt.Errorf("not ready: %w", context.Cause(ctx))
 		case <-time.After(100 * time.Millisecond):
@@ -146,19 +165,17 @@ func waitReady(ctx context.Context, base string) error {
 
 // stopReplicas sends SIGTERM to every instance still running and waits for
 // them (their shutdown grace), killing any that outlives it.
-func stopReplicas(procs []*exec.Cmd, log *slog.Logger) {
-	for _, p := range procs {
-		_ = p.Process.Signal(syscall.SIGTERM)
+func stopReplicas(procs []*replica, log *slog.Logger) {
+	for _, r := range procs {
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
 	}
-	for _, p := range procs {
-		done := make(chan struct{})
-		go func() { _ = p.Wait(); close(done) }()
+	for _, r := range procs {
 		select {
-		case <-done:
+		case <-r.exited:
 		case <-time.After(15 * time.Second):
-			log.Warn("instance did not stop; killing it", "pid", p.Process.Pid)
-			_ = p.Process.Kill()
-			<-done
+			log.Warn("instance did not stop; killing it", "pid", r.cmd.Process.Pid)
+			_ = r.cmd.Process.Kill()
+			<-r.exited
 		}
 	}
 }

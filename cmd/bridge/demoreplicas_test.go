@@ -36,6 +36,28 @@ func TestDemoReplicasFlags(t *testing.T) {
 	}
 }
 
+// TestDemoReplicasPortTaken: a port of the range already taken stops the
+// demo before it starts anything, rather than naming a dead instance (or
+// another program answering on that port) in the walkthrough.
+func TestDemoReplicasPortTaken(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	port := taken.Addr().(*net.TCPAddr).Port
+	var out, errOut strings.Builder
+	args := []string{"demo", "--replicas", "2", "--listen", fmt.Sprintf("127.0.0.1:%d", port-1)}
+	want := "is not free" // port, or port-1 should another program hold it too
+	if code := run(t.Context(), args, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), want) {
+		t.Errorf("exit %d, stderr %q; want 1 and %q", code, errOut.String(), want)
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed a walkthrough anyway:\n%s", out.String())
+	}
+}
+
 // TestDemoReplicas runs `bridge demo --replicas 2` as a process: it starts
 // its own redis-server and two instances, prints their URLs, and a thread
 // started on one is followed and cancelled from the other.
