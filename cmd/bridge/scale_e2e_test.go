@@ -264,7 +264,7 @@ func TestScaleOutAcrossInstances(t *testing.T) {
 	t.Parallel()
 	bridgeBin, demoBin := buildBinaries(t)
 	demo := startDemoAgents(t, demoBin)
-	c := newCluster(t, bridgeBin, demo, 2, "counter", "latecomer", "asker", "narrator")
+	c := newCluster(t, bridgeBin, demo, 2, "counter", "latecomer", "asker", "narrator", "signin")
 	a, b := c.bridge(0), c.bridge(1)
 
 	t.Run("busy and follow", func(t *testing.T) {
@@ -296,6 +296,33 @@ func TestScaleOutAcrossInstances(t *testing.T) {
 		r.check(t, true)
 		if r.last().Type() != agui.EventRunFinished || r.outcome() != nil || r.text() != agents.WeatherAnswer("Paris") {
 			t.Fatalf("the resume on B: %s\n%s", r.last().Type(), r.body)
+		}
+	})
+
+	// A sign-in completes out of band while A keeps reading the task's
+	// stream; the resume lands on B, which did not follow the task: it
+	// learns from the agent where the task is and shows the answer.
+	t.Run("sign-in resume on the other instance", func(t *testing.T) {
+		r := a.post(t, "signin", runBody("th-signin", "run-1", true, userMsg("u1", "Show my files")))
+		r.check(t, true)
+		o := r.outcome()
+		if o == nil || o.Type != agui.OutcomeInterrupt || len(o.Interrupts) != 1 || o.Interrupts[0].Reason != "a2a:auth_required" {
+			t.Fatalf("want a sign-in interrupt on A:\n%s", r.body)
+		}
+		in := o.Interrupts[0]
+		taskID, _ := in.Metadata["a2a"].(map[string]any)["taskId"].(string)
+		resp, err := http.Post(demo["signin"]+"authorize?task="+taskID, "text/plain", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent {
+			t.Fatalf("authorize task %q: %d", taskID, resp.StatusCode)
+		}
+		r = b.post(t, "signin", resumeBody("th-signin", "run-2", in.ID, `{}`, userMsg("u1", "Show my files")))
+		r.check(t, true)
+		if r.last().Type() != agui.EventRunFinished || r.outcome() != nil || r.text() != agents.SigninAnswer {
+			t.Fatalf("the sign-in resume on B: %s\n%s", r.last().Type(), r.body)
 		}
 	})
 
