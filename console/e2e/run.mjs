@@ -173,6 +173,29 @@ const scenarios = [
     },
   },
   {
+    name: 'console-auth',
+    what: 'a bridge with an API key: the console lists nothing until the key is given, then streams with it',
+    async run({ page, restartable }) {
+      const key = 'console-e2e-key-0123456789';
+      const b = await restartable.start({ apiKey: key });
+      const anonymous = await fetch(`${b.url}/agents`);
+      check(anonymous.status === 401, `GET /agents without the key: HTTP ${anonymous.status}, want 401`);
+      await page.goto(`${b.url}/`);
+      await page.locator('#agents-retry').waitFor(); // the 401 is shown, with a retry
+      check((await page.locator('[data-agent]').count()) === 0, 'agents listed without the key');
+      await page.locator('#token').fill(key);
+      await page.locator('#token-save').click();
+      await pickAgent(page, 'streamer');
+      await send(page, 'Hello with a key');
+      await status(page, 'finished');
+      const answer = 'You said: Hello with a key. Here is a streamed answer.';
+      check(occurrences(await timelineText(page), answer) === 1, 'the answer, once');
+      // The key stays with the tab: a reload lists the agents at once.
+      await page.reload();
+      await page.locator('[data-agent="streamer"]').waitFor();
+    },
+  },
+  {
     name: 'console-approver',
     what: 'approver: approve the proposed booking from the rendered form, see the tool result and the answer',
     async run({ page, bridge }) {
@@ -507,18 +530,22 @@ async function restartableBridge(bin, agentsBin) {
   const store = path.join(work, 'restart-bridge.db');
   fs.rmSync(store, { force: true });
   return {
-    async start() {
+    // start runs the bridge; with apiKey (first start only) it requires
+    // that key, as principal "alice".
+    async start({ apiKey } = {}) {
       if (!agentsURL) {
         agents = start(agentsBin, ['--listen', '127.0.0.1:0'], { cwd: work, logFile: path.join(work, 'restart-agents.log'), captureStdout: true });
-        agentsURL = (await firstJSONLine(agents, 30_000, 'demo-agents')).agents.counter.url;
+        agentsURL = (await firstJSONLine(agents, 30_000, 'demo-agents')).agents;
         fs.writeFileSync(config, [
-          '# Written by console/e2e/run.mjs for the restart scenario.',
+          '# Written by console/e2e/run.mjs for the restart and auth scenarios.',
           `listen: ${JSON.stringify(`127.0.0.1:${port}`)}`,
           `store: {kind: embedded, path: ${JSON.stringify(store)}}`,
           // A short grace, so stopping cuts the counter's ten-second run.
           'server: {shutdownGrace: 200ms}',
+          ...(apiKey ? ['auth:', '  apiKeys:', `    - {key: ${JSON.stringify(apiKey)}, principal: alice}`] : []),
           'agents:',
-          `  - {name: counter, url: ${JSON.stringify(agentsURL)}}`,
+          `  - {name: counter, url: ${JSON.stringify(agentsURL.counter.url)}}`,
+          `  - {name: streamer, url: ${JSON.stringify(agentsURL.streamer.url)}}`,
           '',
         ].join('\n'));
       }

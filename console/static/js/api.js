@@ -34,21 +34,24 @@ async function errorFrom(res) {
 // The bearer credential (API key or JWT) for a bridge with auth on. It lives
 // in sessionStorage: gone with the tab, never in a URL or a cookie.
 const TOKEN_KEY = 'a2a-bridge.token';
+// Where storage is disabled the key is kept here, until the page reloads.
+let tokenInMemory = '';
 
 export function getToken() {
   try {
     return sessionStorage.getItem(TOKEN_KEY) ?? '';
   } catch {
-    return ''; // storage disabled
+    return tokenInMemory;
   }
 }
 
 export function setToken(token) {
+  tokenInMemory = token;
   try {
     if (token) sessionStorage.setItem(TOKEN_KEY, token);
     else sessionStorage.removeItem(TOKEN_KEY);
   } catch {
-    // storage disabled: the key lasts until the page reloads
+    // storage disabled: tokenInMemory serves until the page reloads
   }
 }
 
