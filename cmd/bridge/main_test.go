@@ -66,12 +66,25 @@ func TestCheck(t *testing.T) {
 func TestServeStopsGracefully(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
+	errOut := serveUntilStarted(t, dir, "listen: 127.0.0.1:0\nstore: {kind: embedded, path: "+filepath.Join(dir, "b.db")+
+		"}\nagents:\n  - name: x\n    url: http://127.0.0.1:1/\n")
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"bogus"}, &out, errOut); code != 2 {
+		t.Fatalf("unknown command exit %d", code)
+	}
+}
+
+// serveUntilStarted runs `bridge serve` on yaml (whose store is
+// dir/b.db) until it has opened its store, then stops it and checks it
+// exits 0. It returns what serve wrote on stderr.
+func serveUntilStarted(t *testing.T, dir, yaml string) *bytes.Buffer {
+	t.Helper()
 	cfg := filepath.Join(dir, "bridge.yaml")
-	if err := os.WriteFile(cfg, []byte("listen: 127.0.0.1:0\nstore: {kind: embedded, path: "+filepath.Join(dir, "b.db")+
-		"}\nagents:\n  - name: x\n    url: http://127.0.0.1:1/\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan int, 1)
 	var out, errOut bytes.Buffer
 	go func() { done <- run(ctx, []string{"serve", "--config", cfg}, &out, &errOut) }()
@@ -94,42 +107,15 @@ func TestServeStopsGracefully(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
-	if code := run(context.Background(), []string{"bogus"}, &out, &errOut); code != 2 {
-		t.Fatalf("unknown command exit %d", code)
-	}
+	return &errOut
 }
 
 // With log.format json, every line bridge serve writes is a JSON object.
 func TestServeLogsJSON(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	cfg := filepath.Join(dir, "bridge.yaml")
-	if err := os.WriteFile(cfg, []byte("listen: 127.0.0.1:0\nlog: {format: json, level: info}\nstore: {kind: embedded, path: "+
-		filepath.Join(dir, "b.db")+"}\nagents:\n  - name: x\n    url: http://127.0.0.1:1/\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	var out, errOut bytes.Buffer
-	go func() { done <- run(ctx, []string{"serve", "--config", cfg}, &out, &errOut) }()
-	for i := 0; ; i++ {
-		if _, err := os.Stat(filepath.Join(dir, "b.db")); err == nil {
-			break
-		}
-		if i > 500 {
-			t.Fatal("serve did not start")
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited %d: %s", code, errOut.String())
-		default:
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	cancel()
-	if code := <-done; code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut.String())
-	}
+	errOut := serveUntilStarted(t, dir, "listen: 127.0.0.1:0\nlog: {format: json, level: info}\nstore: {kind: embedded, path: "+
+		filepath.Join(dir, "b.db")+"}\nagents:\n  - name: x\n    url: http://127.0.0.1:1/\n")
 	listening := false
 	for _, line := range strings.Split(strings.TrimSpace(errOut.String()), "\n") {
 		var rec map[string]any
