@@ -21,7 +21,7 @@ SOAK_CONCURRENCY  ?= 1000
 SOAK_DURATION     ?= 10m
 SOAK_FLAGS        ?=
 
-.PHONY: test check gotest redis loadtest fuzz-short conformance conformance-deps browsertest browsertest-deps fuzz soak bench demo build
+.PHONY: test check gotest redis cacerts image loadtest fuzz-short conformance conformance-deps browsertest browsertest-deps fuzz soak bench demo build
 
 test: check gotest loadtest fuzz-short conformance browsertest
 
@@ -47,7 +47,16 @@ redis:
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq redis-server >/dev/null; \
 	}
 
-gotest: redis
+# The image test (cmd/bridge-image) ships Debian's CA bundle in the image.
+cacerts:
+	@[ -f /etc/ssl/certs/ca-certificates.crt ] || { \
+		echo "== installing ca-certificates (the image ships its CA bundle)"; \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq ca-certificates >/dev/null; \
+	}
+
+gotest: redis cacerts
 	@echo "== go test -race"
 	$(GO) test -race -count=1 ./...
 
@@ -127,3 +136,16 @@ soak:
 
 demo:
 	$(GO) run ./cmd/bridge demo
+
+# The container image as an OCI tarball, with no container daemon
+# (cmd/bridge-image; the Dockerfile builds the same image with one):
+# load it with `docker load -i a2a-agui-bridge.oci.tar` (or podman load,
+# skopeo copy oci-archive:…, crane push).
+IMAGE_TAG     ?= a2a-agui-bridge:dev
+IMAGE_ARCH    ?= $(shell $(GO) env GOARCH)
+IMAGE_TARBALL ?= a2a-agui-bridge.oci.tar
+
+image: cacerts
+	@mkdir -p .image
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(IMAGE_ARCH) $(GO) build -trimpath -ldflags='-s -w' -o .image/bridge ./cmd/bridge
+	$(GO) run ./cmd/bridge-image -bin .image/bridge -tag $(IMAGE_TAG) -version $(IMAGE_TAG:a2a-agui-bridge:%=%) -o $(IMAGE_TARBALL)

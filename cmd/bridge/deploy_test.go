@@ -29,17 +29,44 @@ func TestDeployConfigsLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	dec := yaml.NewDecoder(strings.NewReader(string(k8s)))
+	var images []string
 	for {
 		var doc struct {
 			Kind string            `yaml:"kind"`
 			Data map[string]string `yaml:"data"`
+			Spec struct {
+				Template struct {
+					Spec struct {
+						Containers []struct{ Image string } `yaml:"containers"`
+					} `yaml:"spec"`
+				} `yaml:"template"`
+			} `yaml:"spec"`
 		}
 		if err := dec.Decode(&doc); err != nil {
 			break
 		}
-		if doc.Kind == "ConfigMap" {
+		switch doc.Kind {
+		case "ConfigMap":
 			configs["kubernetes"] = []byte(doc.Data["bridge.yaml"])
+		case "Deployment":
+			for _, c := range doc.Spec.Template.Spec.Containers {
+				images = append(images, c.Image)
+			}
 		}
+	}
+	// The Deployment runs what `make image` builds.
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tag := ""
+	for line := range strings.Lines(string(makefile)) {
+		if v, ok := strings.CutPrefix(line, "IMAGE_TAG"); ok {
+			tag = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), "?="))
+		}
+	}
+	if tag == "" || len(images) != 1 || images[0] != tag {
+		t.Errorf("the Deployment runs %q, make image builds %q", images, tag)
 	}
 	if len(configs) != 2 {
 		t.Fatalf("found %d configs, want the systemd one and the ConfigMap's", len(configs))

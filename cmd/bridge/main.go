@@ -3,6 +3,7 @@
 //	bridge serve --config FILE [--listen ADDR]
 //	bridge demo [--listen ADDR] [--replicas N] [--redis URL]
 //	bridge check --config FILE
+//	bridge health [--url URL | --config FILE]
 package main
 
 import (
@@ -24,6 +25,7 @@ Usage:
   bridge demo [--listen ADDR]                  built-in demo agents + the bridge, no setup
   bridge demo --replicas N [--redis URL]       the same with N bridge instances sharing one Redis
   bridge check --config FILE                   validate the config and resolve every agent card
+  bridge health [--url URL | --config FILE]    exit 0 when a running bridge's /healthz answers 200
 
 Run "bridge COMMAND -h" for a command's flags.
 `
@@ -49,6 +51,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdDemo(ctx, args[1:], stdout, log)
 	case "check":
 		err = cmdCheck(ctx, args[1:], stdout)
+	case "health":
+		err = cmdHealth(ctx, args[1:], stdout)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
