@@ -15,6 +15,7 @@ const (
 	DefaultStoreKind         = StoreEmbedded
 	DefaultStorePath         = "./data/bridge.db"
 	DefaultStoreLease        = Duration(15 * time.Second)
+	DefaultStoreWaitTimeout  = Duration(time.Second)
 	DefaultMaxBodyBytes      = 1 << 20 // 1 MiB
 	DefaultMaxInlineBytes    = 1 << 20 // 1 MiB
 	DefaultStateKey          = "a2a"
@@ -196,9 +197,40 @@ type Store struct {
 	Path string `yaml:"path"`
 
 	// URL is the Redis server, redis://[user:password@]host:port[/db],
-	// rediss://… for TLS or unix:///path.sock. Required when Kind is "redis" and
-	// rejected otherwise. No default.
+	// rediss://… for TLS or unix:///path.sock, or a primary watched by
+	// Sentinel, redis-sentinel://[user:password@]host:port[,host:port…]/master[/db]
+	// (rediss-sentinel:// for TLS; the hosts are the Sentinels, the
+	// credentials the primary's). With Kind "redis", exactly one of URL,
+	// Sentinel and Cluster is required; rejected with any other kind. No
+	// default.
 	URL string `yaml:"url"`
+
+	// Sentinel is a primary watched by Sentinel, field by field (instead of
+	// a redis-sentinel:// URL). Unset by default.
+	Sentinel StoreSentinel `yaml:"sentinel"`
+
+	// Cluster lists seed nodes (host:port) of a Redis Cluster; the bridge
+	// discovers the rest. Unset by default.
+	Cluster []string `yaml:"cluster"`
+
+	// Username, Password and TLS are the Redis data nodes' ACL user,
+	// password and whether to use TLS, with Sentinel or Cluster (a URL
+	// carries its own, so they are rejected with one). Default none, none,
+	// false.
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+	TLS      bool   `yaml:"tls"`
+
+	// WaitReplicas, when above 0, makes every journal append and thread
+	// write wait (Redis WAIT) until that many replicas have it, so a
+	// failover loses no event a client was shown; a write the replicas do
+	// not confirm within WaitTimeout fails. Default 0 (do not wait). Must
+	// be >= 0.
+	WaitReplicas int64 `yaml:"waitReplicas"`
+
+	// WaitTimeout bounds WaitReplicas' wait. Default 1s. Must be > 0 when
+	// WaitReplicas is set.
+	WaitTimeout Duration `yaml:"waitTimeout"`
 
 	// Lease is how long a run's claim on its thread lasts without renewal when
 	// the store is shared (redis): the owning instance renews it every
@@ -206,6 +238,31 @@ type Store struct {
 	// the run. Default 15s. Must be >= 1s. Memory and embedded stores have one
 	// writer and ignore it.
 	Lease Duration `yaml:"lease"`
+}
+
+// StoreSentinel names a Redis primary watched by Sentinel.
+type StoreSentinel struct {
+	// Master is the name the Sentinels know the primary by. Required in a
+	// sentinel block. No default.
+	Master string `yaml:"master"`
+
+	// Addrs are the Sentinels, host:port (26379 is Sentinel's usual port).
+	// Required in a sentinel block. No default.
+	Addrs []string `yaml:"addrs"`
+
+	// Username and Password are the Sentinels' own credentials, when they
+	// require AUTH (the primary's are store.username and store.password).
+	// Default none.
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+
+	// DB is the Redis database number. Default 0. Must be >= 0.
+	DB int64 `yaml:"db"`
+}
+
+// Set reports whether a sentinel block was given.
+func (s StoreSentinel) Set() bool {
+	return s.Master != "" || len(s.Addrs) > 0 || s.Username != "" || s.Password != "" || s.DB != 0
 }
 
 // Server holds the HTTP server's limits and timeouts. All durations are YAML
@@ -409,7 +466,7 @@ type Poll struct {
 func Default() *Config {
 	return &Config{
 		Listen: DefaultListen,
-		Store:  Store{Kind: DefaultStoreKind, Path: DefaultStorePath, Lease: DefaultStoreLease},
+		Store:  Store{Kind: DefaultStoreKind, Path: DefaultStorePath, Lease: DefaultStoreLease, WaitTimeout: DefaultStoreWaitTimeout},
 		Server: Server{
 			MaxBodyBytes:      DefaultMaxBodyBytes,
 			MaxInlineBytes:    DefaultMaxInlineBytes,
@@ -461,6 +518,7 @@ func (c *Config) ApplyDefaults() {
 		setString(&c.Store.Path, d.Store.Path)
 	}
 	setDuration(&c.Store.Lease, d.Store.Lease)
+	setDuration(&c.Store.WaitTimeout, d.Store.WaitTimeout)
 	if c.Server.MaxBodyBytes == 0 {
 		c.Server.MaxBodyBytes = d.Server.MaxBodyBytes
 	}

@@ -67,7 +67,7 @@ func TestParseFull(t *testing.T) {
 	weather.Name, weather.URL = "weather", "https://weather.example.com"
 	want := &Config{
 		Listen: "0.0.0.0:9090",
-		Store:  Store{Kind: StoreRedis, Path: DefaultStorePath, Lease: DefaultStoreLease, URL: "redis://:pw@redis:6379/0"},
+		Store:  Store{Kind: StoreRedis, Path: DefaultStorePath, Lease: DefaultStoreLease, WaitTimeout: DefaultStoreWaitTimeout, URL: "redis://:pw@redis:6379/0"},
 		Server: Server{
 			MaxBodyBytes:      2 << 20,
 			MaxInlineBytes:    64 << 10,
@@ -633,5 +633,43 @@ func TestParseStoreLease(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "(line ") {
 			t.Errorf("%q: error %v, want it to contain %q and a line", yaml, err, want)
 		}
+	}
+}
+
+// The Redis deployments beyond one server read from YAML: a sentinel block
+// with its own credentials, a cluster's seed list, the data nodes'
+// credentials and the replica wait; a typo inside the block is reported
+// with its path.
+func TestParseRedisDeployments(t *testing.T) {
+	t.Parallel()
+	env := func(name string) (string, bool) { return "pw-" + name, true }
+	c, err := Parse([]byte(`
+store:
+  kind: redis
+  sentinel: {master: primary, addrs: ["s1:26379", "s2:26379"], password: "${SENTINEL_PASSWORD}", db: 2}
+  password: ${REDIS_PASSWORD}
+  waitReplicas: 1
+  waitTimeout: 500ms
+agents: [{name: a, url: "http://127.0.0.1:1/"}]
+`), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Store{Kind: StoreRedis, Path: DefaultStorePath, Lease: DefaultStoreLease, Password: "pw-REDIS_PASSWORD",
+		Sentinel:     StoreSentinel{Master: "primary", Addrs: []string{"s1:26379", "s2:26379"}, Password: "pw-SENTINEL_PASSWORD", DB: 2},
+		WaitReplicas: 1, WaitTimeout: Duration(500 * time.Millisecond)}
+	if diff := cmp.Diff(want, c.Store); diff != "" {
+		t.Errorf("sentinel store (-want +got):\n%s", diff)
+	}
+	c, err = Parse([]byte("store: {kind: redis, cluster: [\"r1:6379\", \"r2:6379\"], tls: true}\nagents: [{name: a, url: \"http://127.0.0.1:1/\"}]\n"), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Store.TLS || !cmp.Equal(c.Store.Cluster, []string{"r1:6379", "r2:6379"}) {
+		t.Errorf("cluster store: %+v", c.Store)
+	}
+	_, err = Parse([]byte("store: {kind: redis, sentinel: {master: p, adrs: [\"s1:26379\"]}}\nagents: [{name: a, url: \"http://127.0.0.1:1/\"}]\n"), env)
+	if err == nil || !strings.Contains(err.Error(), "store.sentinel.adrs") {
+		t.Errorf("a misspelt sentinel key: %v", err)
 	}
 }

@@ -167,6 +167,12 @@ func (t *Team) validate(ps *problems, path string, agents map[string]int) {
 }
 
 func (s *Store) validate(ps *problems) {
+	redisTargets := 0
+	for _, set := range []bool{s.URL != "", s.Sentinel.Set(), s.Cluster != nil} {
+		if set {
+			redisTargets++
+		}
+	}
 	switch s.Kind {
 	case StoreEmbedded:
 		if s.Path == "" {
@@ -174,8 +180,8 @@ func (s *Store) validate(ps *problems) {
 		}
 	case StoreMemory:
 	case StoreRedis:
-		if s.URL == "" {
-			ps.add("store.url", "required when kind is redis")
+		if redisTargets == 0 {
+			ps.add("store.url", "required when kind is redis (or store.sentinel, or store.cluster)")
 		}
 	default:
 		ps.add("store.kind", "must be one of embedded, memory, redis (got %q)", s.Kind)
@@ -185,21 +191,95 @@ func (s *Store) validate(ps *problems) {
 	if s.Lease < Duration(time.Second) {
 		ps.add("store.lease", "must be at least 1s (got %s)", s.Lease)
 	}
-	if s.URL == "" {
+	if s.WaitReplicas < 0 {
+		ps.add("store.waitReplicas", "must be >= 0 (got %d)", s.WaitReplicas)
+	}
+	if s.WaitReplicas > 0 && s.WaitTimeout <= 0 {
+		ps.add("store.waitTimeout", "must be > 0 (got %s)", s.WaitTimeout)
+	}
+	if redisTargets == 0 {
+		for _, f := range []struct {
+			path string
+			set  bool
+		}{{"store.username", s.Username != ""}, {"store.password", s.Password != ""}, {"store.tls", s.TLS}} {
+			if f.set {
+				ps.add(f.path, "only used with store.sentinel or store.cluster")
+			}
+		}
 		return
 	}
 	if s.Kind != StoreRedis {
 		// Most likely "kind: redis" was forgotten; running on a local store
 		// instead would silently stop instances from sharing threads.
-		ps.add("store.url", "only used when kind is redis (kind is %q)", s.Kind)
+		for _, f := range []struct {
+			path string
+			set  bool
+		}{{"store.url", s.URL != ""}, {"store.sentinel", s.Sentinel.Set()}, {"store.cluster", s.Cluster != nil}} {
+			if f.set {
+				ps.add(f.path, "only used when kind is redis (kind is %q)", s.Kind)
+			}
+		}
 		return
 	}
-	u, err := url.Parse(s.URL)
+	if redisTargets > 1 {
+		ps.add("store", "name one Redis: url, sentinel or cluster, not several")
+	}
+	if s.URL != "" && (s.Username != "" || s.Password != "" || s.TLS) {
+		ps.add("store.url", "carries its own credentials and TLS (the scheme rediss://): store.username, store.password and store.tls are for sentinel and cluster")
+	}
+	if s.URL != "" {
+		validateRedisURL(ps, s.URL)
+	}
+	if s.Sentinel.Set() {
+		if s.Sentinel.Master == "" {
+			ps.add("store.sentinel.master", "required: the name the Sentinels know the primary by")
+		}
+		if len(s.Sentinel.Addrs) == 0 {
+			ps.add("store.sentinel.addrs", "required: the Sentinels, host:port")
+		}
+		validateAddrs(ps, "store.sentinel.addrs", s.Sentinel.Addrs)
+		if s.Sentinel.DB < 0 {
+			ps.add("store.sentinel.db", "must be >= 0 (got %d)", s.Sentinel.DB)
+		}
+	}
+	if s.Cluster != nil {
+		if len(s.Cluster) == 0 {
+			ps.add("store.cluster", "needs at least one seed node, host:port")
+		}
+		validateAddrs(ps, "store.cluster", s.Cluster)
+	}
+}
+
+func validateAddrs(ps *problems, path string, addrs []string) {
+	for i, a := range addrs {
+		if host, port, err := net.SplitHostPort(a); err != nil || host == "" || port == "" {
+			ps.add(fmt.Sprintf("%s[%d]", path, i), "must be host:port (got %q)", a)
+		}
+	}
+}
+
+func validateRedisURL(ps *problems, raw string) {
+	if scheme, rest, ok := strings.Cut(raw, "://"); ok && (scheme == "redis-sentinel" || scheme == "rediss-sentinel") {
+		authority, path, _ := strings.Cut(rest, "/")
+		if at := strings.LastIndex(authority, "@"); at >= 0 {
+			authority = authority[at+1:]
+		}
+		for a := range strings.SplitSeq(authority, ",") {
+			if host, port, err := net.SplitHostPort(a); err != nil || host == "" || port == "" {
+				ps.add("store.url", "a %s:// URL lists Sentinels as host:port,host:port (got %q)", scheme, a)
+			}
+		}
+		if master, _, _ := strings.Cut(strings.Trim(path, "/"), "/"); master == "" || strings.ContainsAny(path, "?#") {
+			ps.add("store.url", "a %s:// URL names the primary and nothing more: %s://host:26379/mymaster[/db]", scheme, scheme)
+		}
+		return
+	}
+	u, err := url.Parse(raw)
 	switch {
 	case err != nil:
-		ps.add("store.url", "must be a redis://, rediss:// or unix:// URL (%s)", urlError(err))
+		ps.add("store.url", "must be a redis://, rediss://, unix:// or redis-sentinel:// URL (%s)", urlError(err))
 	case u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "unix":
-		ps.add("store.url", "must be a redis://, rediss:// or unix:// URL (got scheme %q)", u.Scheme)
+		ps.add("store.url", "must be a redis://, rediss://, unix:// or redis-sentinel:// URL (got scheme %q)", u.Scheme)
 	case u.Scheme == "unix" && u.Path == "":
 		ps.add("store.url", "a unix:// URL needs a socket path")
 	case u.Scheme != "unix" && u.Host == "":

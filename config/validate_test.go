@@ -57,7 +57,7 @@ func TestValidate(t *testing.T) {
 		{"store kind empty", func(c *Config) { c.Store.Kind = "" }, []want{{"store.kind", "must be one of"}}},
 		{"embedded needs path", func(c *Config) { c.Store.Path = "" }, []want{{"store.path", "required when kind is embedded"}}},
 		{"memory", func(c *Config) { c.Store = Store{Kind: StoreMemory, Lease: DefaultStoreLease} }, nil},
-		{"redis needs url", func(c *Config) { c.Store.Kind = StoreRedis }, []want{{"store.url", "required when kind is redis"}}},
+		{"redis needs url", func(c *Config) { c.Store.Kind = StoreRedis }, []want{{"store.url", "required when kind is redis (or store.sentinel, or store.cluster)"}}},
 		{"redis url", func(c *Config) {
 			c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, URL: "rediss://u:p@redis:6380/2"}
 		}, nil},
@@ -70,6 +70,31 @@ func TestValidate(t *testing.T) {
 		{"lease too short", func(c *Config) { c.Store.Lease = Duration(500 * time.Millisecond) }, []want{{"store.lease", "at least 1s (got 500ms)"}}},
 		{"lease minimum", func(c *Config) { c.Store.Lease = Duration(time.Second) }, nil},
 		{"url without redis", func(c *Config) { c.Store.URL = "redis://redis:6379" }, []want{{"store.url", "only used when kind is redis"}}},
+		{"redis sentinel url", func(c *Config) {
+			c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, URL: "redis-sentinel://:pw@s1:26379,s2:26379/primary/1"}
+		}, nil},
+		{"redis sentinel url without primary", func(c *Config) {
+			c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, URL: "redis-sentinel://s1:26379,s2"}
+		}, []want{{"store.url", "host:port"}, {"store.url", "names the primary"}}},
+		{"redis sentinel block", func(c *Config) {
+			c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, Password: "pw",
+				Sentinel: StoreSentinel{Master: "primary", Addrs: []string{"s1:26379"}}}
+		}, nil},
+		{"redis sentinel block incomplete", func(c *Config) {
+			c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, Sentinel: StoreSentinel{Addrs: []string{"s1"}, DB: -1}}
+		}, []want{{"store.sentinel.master", "required"}, {"store.sentinel.addrs[0]", "host:port"}, {"store.sentinel.db", ">= 0"}}},
+		{"redis cluster", func(c *Config) {
+			c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, Cluster: []string{"r1:6379", "r2:6379"}, TLS: true, WaitReplicas: 1, WaitTimeout: Duration(time.Second)}
+		}, nil},
+		{"redis cluster empty", func(c *Config) {
+			c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, Cluster: []string{}}
+		}, []want{{"store.cluster", "at least one"}}},
+		{"redis two targets", func(c *Config) {
+			c.Store = Store{Kind: StoreRedis, Lease: DefaultStoreLease, URL: "redis://r:6379", Cluster: []string{"r1:6379"}, Password: "x"}
+		}, []want{{"store", "name one Redis"}, {"store.url", "carries its own credentials"}}},
+		{"redis password without target", func(c *Config) { c.Store.Password = "x" }, []want{{"store.password", "only used with store.sentinel or store.cluster"}}},
+		{"cluster without redis", func(c *Config) { c.Store.Cluster = []string{"r1:6379"} }, []want{{"store.cluster", "only used when kind is redis"}}},
+		{"waitReplicas negative", func(c *Config) { c.Store.WaitReplicas = -1 }, []want{{"store.waitReplicas", ">= 0"}}},
 		{"maxBodyBytes zero", func(c *Config) { c.Server.MaxBodyBytes = 0 }, []want{{"server.maxBodyBytes", "must be > 0"}}},
 		{"maxBodyBytes negative", func(c *Config) { c.Server.MaxBodyBytes = -1 }, []want{{"server.maxBodyBytes", "must be > 0"}}},
 		{"server durations", func(c *Config) {

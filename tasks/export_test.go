@@ -4,3 +4,6 @@ package tasks
 // new and are blocked until an XREAD wakes them, so a test can append only
 // once its waiters are parked, and know the XREAD path woke them.
 func RedisParkedWaits(s *RedisStore) int64 { return s.waits.parked.Load() }
+
+// ParseSentinelURL is parseSentinelURL.
+var ParseSentinelURL = parseSentinelURL

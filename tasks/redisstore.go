@@ -3,10 +3,13 @@ package tasks
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -19,30 +22,36 @@ import (
 )
 
 // RedisStore is the shared backend: any number of bridge processes open
-// the same Redis (6.2 or later) and see one set of threads, interrupts and
-// journals. Every write that must be atomic is one Lua script, which Redis
-// runs without interleaving any other command. Durability is the server's:
-// a Redis without appendonly (AOF) loses the writes since its last
-// snapshot when it crashes, where the embedded store loses nothing.
+// the same Redis (6.2 or later) — one server, a primary watched by
+// Sentinel, or a Redis Cluster — and see one set of threads, interrupts
+// and journals. Every write that must be atomic is one Lua script, which
+// Redis runs without interleaving any other command. Durability is the
+// server's: a Redis without appendonly (AOF) loses the writes since its
+// last snapshot when it crashes, and a primary that fails over loses what
+// it had not yet sent its replicas (RedisOptions.WaitReplicas narrows
+// that), where the embedded store loses nothing.
 //
-// Keys, for a key prefix P (RedisOptions.Prefix) and a thread whose tag is
-// T = "{" + agent + "\x00" + base64url(threadID) + "}":
+// Keys, for a key prefix P (RedisOptions.Prefix), a thread whose shard is
+// N (see redisShard) and whose name is T = agent + "\x00" +
+// base64url(threadID):
 //
-//	P T ":thread"   hash: "version" → decimal version, "thread" → the Thread's JSON
-//	P T ":journal"  stream: entry id "<seq>-1", fields "run", "terminal" ("0"/"1"), "event"
-//	P "active"      set of agent + "\x00" + threadID, the threads with an active run
-//	P "leases"      sorted set of the same members, scored by lease expiry (Unix ms; +inf without a lease)
-//	P "interrupts"  hash: interrupt id → agent + "\x00" + threadID
-//	P "wake:" …     short-lived streams that end a Wait connection's XREAD early (see Wait)
+//	P "{" N "}:thread:" T   hash: "version" → decimal version, "thread" → the Thread's JSON
+//	P "{" N "}:journal:" T  stream: entry id "<seq>-1", fields "run", "terminal" ("0"/"1"), "event"
+//	P "{" N "}:active"      set of agent + "\x00" + threadID: the shard's threads with an active run
+//	P "{" N "}:leases"      sorted set of the same members, scored by lease expiry (Unix ms; +inf without a lease)
+//	P "{" M "}:interrupts"  hash: interrupt id → agent + "\x00" + threadID, M the interrupt id's shard
+//	P "{" N "}:wake:" …     short-lived streams that end a Wait connection's XREAD early (see Wait)
+//	P "layout"              "2": the keys above (see migrateRedisLayout for layout 1)
 //
+// The braces are a Redis Cluster hash tag: everything one operation on a
+// thread touches — its record, its journal, its shard's active set and
+// lease index — hashes to the slot of "{N}", so every script stays within
+// one slot, as Cluster requires. There are redisShards (128) shards: a
+// lease scan is one ZRANGE per shard (pipelined, so one round trip per
+// Cluster node), and the shards' slots spread the scans and the writes
+// over every primary of a cluster instead of one slot taking all of them.
 // Agent names never contain NUL (config allows [a-z0-9_-]) and base64url
-// never does, so a key is unambiguous whatever the thread id holds; thread
-// keys continue P with "{", the fixed ones never do. The
-// braces are a Redis Cluster hash tag: a thread's record and journal hash
-// to the same slot, so the script that writes both stays valid there. The
-// "active" set and the multi-key XREAD behind Wait span slots, though:
-// OpenRedisStore connects to one server (or a proxy in front of a cluster
-// that accepts cross-slot scripts), not to a cluster directly.
+// never does, so a key is unambiguous whatever the thread id holds.
 //
 // The version sits beside the JSON so the scripts compare it without
 // decoding the record. Journal entry ids are "<seq>-1": the id is the
@@ -50,13 +59,13 @@ import (
 // journal's next seq is its last id plus one, assigned inside the script.
 // Journals are never trimmed: their entry ids are the gap-free sequence.
 type RedisStore struct {
-	client *redis.Client
-	addr   string // host:port or socket path, for errors (never the URL: it may hold a password)
-	prefix string
-
-	activeKey     string
-	leasesKey     string
-	interruptsKey string
+	client  redis.UniversalClient
+	cluster bool   // keys of different shards never share a command
+	addr    string // what to name in errors (never the URL: it may hold a password)
+	prefix  string
+	// waitReplicas and waitTimeout: see RedisOptions.WaitReplicas.
+	waitReplicas int
+	waitTimeout  time.Duration
 
 	waits *redisWaits
 
@@ -70,73 +79,106 @@ var _ Store = (*RedisStore)(nil)
 type RedisOptions struct {
 	// Prefix starts every key the store uses, so several independent
 	// stores (two bridge deployments, parallel tests) can share one Redis.
-	// Bridges that must share threads use the same prefix. Default
-	// "a2a-bridge:".
+	// Bridges that must share threads use the same prefix. It must not
+	// contain braces (they would change the keys' Cluster hash tags).
+	// Default "a2a-bridge:".
 	Prefix string
 	// MaxWaitConns caps the connections Wait's blocking reads use: one per
 	// 64 journals being waited on, started as needed (see Wait). Past the
-	// cap, each connection's reads name more journals. Default 256.
+	// cap, each connection's reads name more journals. On a Cluster, where
+	// one read names journals of one shard only, up to one connection per
+	// shard (128) more may be started. Default 256.
 	MaxWaitConns int
+	// WaitReplicas, when above 0, makes every write that adds to a journal
+	// or changes a thread wait (Redis WAIT) until that many replicas of
+	// its primary have it, for at most WaitTimeout: a primary that fails
+	// over then loses no event the bridge has acknowledged and shown. A
+	// write the replicas did not confirm in time fails (the run ends with
+	// a store error rather than claim what may be lost). Default 0: do
+	// not wait.
+	WaitReplicas int
+	// WaitTimeout bounds WaitReplicas' wait. Default 1s.
+	WaitTimeout time.Duration
+}
+
+// RedisTarget says which Redis deployment to open: exactly one of URL,
+// Sentinel and Cluster.
+type RedisTarget struct {
+	// URL is one server (redis://, rediss://, unix://, as go-redis's
+	// ParseURL reads them, query options included) or a Sentinel-watched
+	// primary: redis-sentinel://[user:password@]host:port[,host:port…]/master[/db]
+	// (rediss-sentinel:// for TLS), where the credentials are the
+	// primary's and the hosts are the Sentinels.
+	URL string
+	// Sentinel is a Sentinel-watched primary given field by field.
+	Sentinel *RedisSentinel
+	// Cluster lists seed nodes (host:port) of a Redis Cluster; the rest
+	// are discovered.
+	Cluster []string
+	// Username, Password and TLS are the data nodes' credentials and
+	// transport for Sentinel and Cluster (a URL carries its own).
+	Username, Password string
+	TLS                bool
+}
+
+// RedisSentinel names a primary watched by Sentinel.
+type RedisSentinel struct {
+	Master string   // the name the Sentinels know the primary by
+	Addrs  []string // the Sentinels, host:port
+	// SentinelUsername and SentinelPassword are the Sentinels' own
+	// credentials, when they require AUTH.
+	SentinelUsername, SentinelPassword string
+	DB                                 int
 }
 
 // DefaultRedisPrefix is RedisOptions.Prefix's default.
 const DefaultRedisPrefix = "a2a-bridge:"
 
-const defaultRedisMaxWaitConns = 256
+const (
+	defaultRedisMaxWaitConns = 256
+	defaultRedisWaitTimeout  = time.Second
+)
 
-// OpenRedisStore connects to the Redis at url (redis://, rediss:// or
-// unix://, as go-redis's ParseURL reads them, query options included) and
-// checks it answers, so a bridge started against an unreachable Redis
-// fails at once instead of on its first request.
+// OpenRedisStore connects to the Redis at url (see RedisTarget.URL).
 func OpenRedisStore(ctx context.Context, rawURL string, opts RedisOptions) (*RedisStore, error) {
-	copt, err := redis.ParseURL(rawURL)
-	if err != nil {
-		// url.Parse's error repeats the URL, password included.
-		if ue := (*url.Error)(nil); errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, fmt.Errorf("tasks: redis: open store: bad URL: %w", err)
-	}
+	return OpenRedis(ctx, RedisTarget{URL: rawURL}, opts)
+}
+
+// OpenRedis connects to the Redis deployment target names, checks it
+// answers, so a bridge started against an unreachable Redis fails at once
+// instead of on its first request, and migrates keys of an older layout
+// (see migrateRedisLayout).
+func OpenRedis(ctx context.Context, target RedisTarget, opts RedisOptions) (*RedisStore, error) {
 	if opts.Prefix == "" {
 		opts.Prefix = DefaultRedisPrefix
+	}
+	if strings.ContainsAny(opts.Prefix, "{}") {
+		return nil, fmt.Errorf("tasks: redis: open store: key prefix %q contains a brace", opts.Prefix)
 	}
 	if opts.MaxWaitConns <= 0 {
 		opts.MaxWaitConns = defaultRedisMaxWaitConns
 	}
-	// Wait's reads use connections of their own, so tailing clients never
-	// take the connections writes need. They only read, so go-redis may
-	// retry them as it does by default.
-	// Each wait connection is held by its shard while the shard has
-	// journals to watch (see Wait); a few stay open between uses.
-	wopt := *copt
-	wopt.PoolSize = opts.MaxWaitConns
-	wopt.MinIdleConns = 0
-	wopt.MaxIdleConns = 4
-	wopt.PipelinePoolSize = -1
-	// go-redis's Conns share their client's options, and the first
-	// connection to fail the maintenance-notifications handshake (any
-	// server but Redis Enterprise's) rewrites them under a per-Conn lock:
-	// a data race between two shards' first XREADs. Those notifications
-	// only spare a connection a handoff; an XREAD connection that breaks
-	// is replaced anyway.
-	wopt.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	if wopt.ClientName != "" {
-		wopt.ClientName += "-wait"
+	if opts.WaitTimeout <= 0 {
+		opts.WaitTimeout = defaultRedisWaitTimeout
 	}
-
+	conn, err := redisConnection(target)
+	if err != nil {
+		return nil, fmt.Errorf("tasks: redis: open store: %w", err)
+	}
 	// A write whose reply was lost may have run, and go-redis would replay
 	// it; the replay would then be refused as a conflict (the version or
 	// the numbers moved on), which reads as somebody else's write. So a
 	// failed command is reported, never replayed: the caller knows what it
 	// may retry (the journal writer checks whether its entries landed).
-	copt.MaxRetries = -1
+	// A Cluster client still follows MOVED and ASK (the command did not
+	// run), but noReplayHook keeps it from resending a script.
 	s := &RedisStore{
-		client:        redis.NewClient(copt),
-		addr:          copt.Addr,
-		prefix:        opts.Prefix,
-		activeKey:     opts.Prefix + "active",
-		leasesKey:     opts.Prefix + "leases",
-		interruptsKey: opts.Prefix + "interrupts",
+		client:       conn.open(func(p *redisPool) { p.maxRetries, p.contextTimeouts = -1, opts.WaitReplicas > 0 }),
+		cluster:      conn.cluster != nil,
+		addr:         conn.addr,
+		prefix:       opts.Prefix,
+		waitReplicas: opts.WaitReplicas,
+		waitTimeout:  opts.WaitTimeout,
 	}
 	if err := s.client.Ping(ctx).Err(); err != nil {
 		s.client.Close()
@@ -151,12 +193,236 @@ func OpenRedisStore(ctx context.Context, rawURL string, opts RedisOptions) (*Red
 			return nil, fmt.Errorf("tasks: redis: open store at %s: Redis %s is too old, the store needs 6.2 or later", s.addr, v)
 		}
 	}
+	if err := s.migrateRedisLayout(ctx); err != nil {
+		s.client.Close()
+		return nil, fmt.Errorf("tasks: redis: open store at %s: %w", s.addr, err)
+	}
+	// Wait's reads use connections of their own, so tailing clients never
+	// take the connections writes need. They only read, so go-redis may
+	// retry them as it does by default. A few stay open between uses.
+	// go-redis's connections share their client's options, and the first
+	// connection to fail the maintenance-notifications handshake (any
+	// server but Redis Enterprise's) rewrites them under a per-connection
+	// lock: a data race between two shards' first XREADs. Those
+	// notifications only spare a connection a handoff; an XREAD connection
+	// that breaks is replaced anyway.
+	waitClient := conn.open(func(p *redisPool) {
+		p.size, p.minIdle, p.maxIdle, p.noMaintNotifications, p.nameSuffix = opts.MaxWaitConns, 0, 4, true, "-wait"
+	})
 	// Wake streams are per process: another bridge's kicks must not end
-	// this one's XREADs.
-	s.waits = newRedisWaits(ctx, redis.NewClient(&wopt), s.client,
-		opts.Prefix+"wake:"+rand.Text()+":", opts.MaxWaitConns)
+	// this one's XREADs. On a Cluster one XREAD names the journals of one
+	// shard, whose slot its wake stream shares.
+	var group func(string) string
+	if s.cluster {
+		group = redisHashTag
+	}
+	wakeID := rand.Text()
+	s.waits = newRedisWaits(ctx, waitClient, s.client, s.addr,
+		func(tag string) string { return s.prefix + tag + ":wake:" + wakeID + ":" }, group, opts.MaxWaitConns)
 	return s, nil
 }
+
+// redisConn is how to reach a Redis deployment: exactly one of single
+// (one server), sentinel and cluster is set.
+type redisConn struct {
+	single   *redis.Options
+	sentinel *redis.FailoverOptions
+	cluster  *redis.ClusterOptions
+	addr     string // what errors call it
+}
+
+// redisPool is what the store's two clients (writes, and Wait's reads)
+// set differently on the options a target gives.
+type redisPool struct {
+	maxRetries, size, minIdle, maxIdle int // 0: as the target says
+	noMaintNotifications               bool
+	contextTimeouts                    bool // commands end at their context's deadline
+	nameSuffix                         string
+}
+
+// open makes a client of c with pool's changes.
+func (c redisConn) open(tweak func(*redisPool)) redis.UniversalClient {
+	var p redisPool
+	tweak(&p)
+	apply := func(retries, size, minIdle, maxIdle *int, maint **maintnotifications.Config, name *string, ctxTimeouts *bool) {
+		*ctxTimeouts = *ctxTimeouts || p.contextTimeouts
+		if p.maxRetries != 0 {
+			*retries = p.maxRetries
+		}
+		if p.size != 0 {
+			*size, *minIdle, *maxIdle = p.size, p.minIdle, p.maxIdle
+		}
+		if p.noMaintNotifications {
+			*maint = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
+		}
+		if *name != "" {
+			*name += p.nameSuffix
+		}
+	}
+	switch {
+	case c.cluster != nil:
+		o := *c.cluster
+		apply(&o.MaxRedirects, &o.PoolSize, &o.MinIdleConns, &o.MaxIdleConns, &o.MaintNotificationsConfig, &o.ClientName, &o.ContextTimeoutEnabled)
+		if p.maxRetries != 0 {
+			// MaxRedirects also bounds MOVED/ASK redirects: keep a few; the
+			// hook stops the replays.
+			o.MaxRedirects = 3
+		}
+		cc := redis.NewClusterClient(&o)
+		if p.maxRetries != 0 {
+			cc.OnNewNode(func(node *redis.Client) { node.AddHook(noReplayHook{}) })
+		}
+		return cc
+	case c.sentinel != nil:
+		o := *c.sentinel
+		var maint *maintnotifications.Config // a failover client does not negotiate them
+		apply(&o.MaxRetries, &o.PoolSize, &o.MinIdleConns, &o.MaxIdleConns, &maint, &o.ClientName, &o.ContextTimeoutEnabled)
+		return redis.NewFailoverClient(&o)
+	default:
+		o := *c.single
+		apply(&o.MaxRetries, &o.PoolSize, &o.MinIdleConns, &o.MaxIdleConns, &o.MaintNotificationsConfig, &o.ClientName, &o.ContextTimeoutEnabled)
+		return redis.NewClient(&o)
+	}
+}
+
+// redisConnection reads target.
+func redisConnection(target RedisTarget) (redisConn, error) {
+	set := 0
+	for _, ok := range []bool{target.URL != "", target.Sentinel != nil, target.Cluster != nil} {
+		if ok {
+			set++
+		}
+	}
+	if set != 1 {
+		return redisConn{}, errors.New("name exactly one of a URL, a Sentinel and a Cluster")
+	}
+	var tlsConfig *tls.Config
+	if target.TLS {
+		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	switch {
+	case target.Cluster != nil:
+		if len(target.Cluster) == 0 {
+			return redisConn{}, errors.New("a Cluster needs at least one seed node")
+		}
+		return redisConn{cluster: &redis.ClusterOptions{Addrs: target.Cluster, Username: target.Username,
+			Password: target.Password, TLSConfig: tlsConfig}, addr: "cluster " + strings.Join(target.Cluster, ",")}, nil
+	case target.Sentinel != nil:
+		st := target.Sentinel
+		if st.Master == "" || len(st.Addrs) == 0 {
+			return redisConn{}, errors.New("a Sentinel needs the primary's name and at least one Sentinel address")
+		}
+		return redisConn{sentinel: &redis.FailoverOptions{MasterName: st.Master, SentinelAddrs: st.Addrs, DB: st.DB,
+			Username: target.Username, Password: target.Password, TLSConfig: tlsConfig,
+			SentinelUsername: st.SentinelUsername, SentinelPassword: st.SentinelPassword,
+		}, addr: "sentinel " + st.Master + "@" + strings.Join(st.Addrs, ",")}, nil
+	}
+	if sentinel, err := parseSentinelURL(target.URL); sentinel != nil || err != nil {
+		if err != nil {
+			return redisConn{}, fmt.Errorf("bad URL: %w", err)
+		}
+		return redisConnection(*sentinel)
+	}
+	copt, err := redis.ParseURL(target.URL)
+	if err != nil {
+		// url.Parse's error repeats the URL, password included.
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return redisConn{}, fmt.Errorf("bad URL: %w", err)
+	}
+	return redisConn{single: copt, addr: copt.Addr}, nil
+}
+
+// parseSentinelURL reads redis-sentinel://[user:password@]host:port[,host:port…]/master[/db]
+// (rediss-sentinel:// for TLS); nil, nil when rawURL has another scheme.
+func parseSentinelURL(rawURL string) (*RedisTarget, error) {
+	scheme, rest, ok := strings.Cut(rawURL, "://")
+	if !ok || (scheme != "redis-sentinel" && scheme != "rediss-sentinel") {
+		return nil, nil
+	}
+	authority, path, _ := strings.Cut(rest, "/")
+	var user, password string
+	if at := strings.LastIndex(authority, "@"); at >= 0 {
+		info := authority[:at]
+		authority = authority[at+1:]
+		u, p, hasPassword := strings.Cut(info, ":")
+		var err1, err2 error
+		user, err1 = url.PathUnescape(u)
+		if hasPassword {
+			password, err2 = url.PathUnescape(p)
+		}
+		if err1 != nil || err2 != nil {
+			return nil, errors.New("the user or password is not URL-escaped")
+		}
+	}
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		return nil, errors.New("a redis-sentinel URL takes no query (use the store.sentinel block for more options)")
+	}
+	var addrs []string
+	for a := range strings.SplitSeq(authority, ",") {
+		if _, _, err := net.SplitHostPort(a); err != nil || a == "" {
+			return nil, fmt.Errorf("the Sentinel address %q is not host:port", a)
+		}
+		addrs = append(addrs, a)
+	}
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	st := &RedisSentinel{Master: parts[0], Addrs: addrs}
+	switch {
+	case st.Master == "":
+		return nil, errors.New("a redis-sentinel URL names the primary: redis-sentinel://host:26379/mymaster")
+	case len(parts) == 2:
+		db, err := strconv.Atoi(parts[1])
+		if err != nil || db < 0 {
+			return nil, fmt.Errorf("database %q is not a number", parts[1])
+		}
+		st.DB = db
+	case len(parts) > 2:
+		return nil, errors.New("a redis-sentinel URL's path is /master or /master/db")
+	}
+	return &RedisTarget{Sentinel: st, Username: user, Password: password, TLS: scheme == "rediss-sentinel"}, nil
+}
+
+// noReplayHook keeps a Cluster client from resending a script whose reply
+// was lost (a broken connection, a timeout): it may have run. Its error
+// then no longer unwraps to the network error go-redis retries on; MOVED,
+// ASK and READONLY replies, which mean the script did not run, pass as
+// they are.
+type noReplayHook struct{}
+
+func (noReplayHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (noReplayHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if err == nil || !isScript(cmd) {
+			return err
+		}
+		if _, reply := err.(redis.Error); reply {
+			return err
+		}
+		err = notReplayed{err.Error()}
+		cmd.SetErr(err)
+		return err
+	}
+}
+
+func (noReplayHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func isScript(cmd redis.Cmder) bool {
+	switch cmd.Name() {
+	case "evalsha", "eval", "evalsha_ro", "eval_ro", "fcall":
+		return true
+	}
+	return false
+}
+
+// notReplayed is a script's network error, kept from go-redis's retries.
+type notReplayed struct{ msg string }
+
+func (e notReplayed) Error() string { return e.msg + " (not retried: the script may have run)" }
 
 // redisVersionOK reads redis_version in INFO's text and says whether it is
 // 6.2 or later; a version it cannot read passes.
@@ -180,15 +446,54 @@ func redisVersionOK(info string) (string, bool) {
 	return "", true
 }
 
-// threadTag is the hash tag shared by a thread's keys (see RedisStore).
-func (s *RedisStore) threadTag(k ThreadKey) string {
-	return s.prefix + "{" + k.Agent + "\x00" + base64.RawURLEncoding.EncodeToString([]byte(k.ThreadID)) + "}"
+// redisShards is how many shards threads and interrupts are spread over.
+// It is part of the storage format: every bridge sharing a Redis must use
+// the same, so it is a constant, not an option.
+const redisShards = 128
+
+// redisShard is the shard of name: FNV-1a (32-bit) of its bytes, modulo
+// redisShards. Pinned by TestRedisKeyLayout.
+func redisShard(name string) int {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return int(h.Sum32() % redisShards)
 }
 
-func (s *RedisStore) threadKey(k ThreadKey) string  { return s.threadTag(k) + ":thread" }
-func (s *RedisStore) journalKey(k ThreadKey) string { return s.threadTag(k) + ":journal" }
+// shardTag is shard n's hash tag, "{n}".
+func shardTag(n int) string { return "{" + strconv.Itoa(n) + "}" }
 
-// keyMember is how the active set and the interrupt index name a thread:
+// redisHashTag returns the hash tag of key ("{…}", the first pair of
+// braces, as Redis Cluster reads it), or the key itself when it has none.
+func redisHashTag(key string) string {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			return key[i : i+j+2]
+		}
+	}
+	return key
+}
+
+// threadName is T in RedisStore's key list.
+func threadName(k ThreadKey) string {
+	return k.Agent + "\x00" + base64.RawURLEncoding.EncodeToString([]byte(k.ThreadID))
+}
+
+func (s *RedisStore) shardKey(k ThreadKey) string {
+	return s.prefix + shardTag(redisShard(keyMember(k)))
+}
+
+func (s *RedisStore) threadKey(k ThreadKey) string { return s.shardKey(k) + ":thread:" + threadName(k) }
+func (s *RedisStore) journalKey(k ThreadKey) string {
+	return s.shardKey(k) + ":journal:" + threadName(k)
+}
+func (s *RedisStore) activeKey(k ThreadKey) string { return s.shardKey(k) + ":active" }
+func (s *RedisStore) leasesKey(k ThreadKey) string { return s.shardKey(k) + ":leases" }
+
+func (s *RedisStore) interruptsKey(id string) string {
+	return s.prefix + shardTag(redisShard(id)) + ":interrupts"
+}
+
+// keyMember is how the active sets and the interrupt index name a thread:
 // the same form as the bolt store's keys.
 func keyMember(k ThreadKey) string { return k.Agent + "\x00" + k.ThreadID }
 
@@ -198,6 +503,133 @@ func parseKeyMember(m string) (ThreadKey, error) {
 		return ThreadKey{}, fmt.Errorf("malformed thread key %q", m)
 	}
 	return ThreadKey{Agent: agent, ThreadID: thread}, nil
+}
+
+// redisLayout is the storage format RedisStore writes (see its key list),
+// recorded under P "layout".
+const redisLayout = "2"
+
+// migrateRedisLayout moves the keys of layout 1 — what bridges before
+// layout 2 wrote, on one server — to layout 2, once, at the first start
+// of a bridge of this version on them:
+//
+//	P "{" agent "\x00" base64url(threadID) "}:thread" and "…:journal"  → the thread's shard's keys
+//	P "active", P "leases", P "interrupts"                              → the shards' sets and hashes
+//
+// Each thread moves in one script (RENAME keeps the records and journals
+// as they are), then the interrupt index, then P "layout" is set; an
+// instance starting meanwhile waits for it. Bridges of the older version
+// must all be stopped first: they would go on writing layout 1, which this
+// version no longer reads. Layout 1 never ran on a Cluster (its scripts
+// crossed slots), so a Cluster only gets the mark.
+func (s *RedisStore) migrateRedisLayout(ctx context.Context) error {
+	layoutKey, lockKey := s.prefix+"layout", s.prefix+"layout-migration"
+	for {
+		v, err := s.client.Get(ctx, layoutKey).Result()
+		switch {
+		case err == nil && v == redisLayout:
+			return nil
+		case err == nil:
+			return fmt.Errorf("the keys under %q are in storage layout %q, which this version of the bridge does not read (it writes %s)", s.prefix, v, redisLayout)
+		case !errors.Is(err, redis.Nil):
+			return fmt.Errorf("read the storage layout: %w", err)
+		}
+		if s.cluster {
+			return s.client.SetNX(ctx, layoutKey, redisLayout, 0).Err()
+		}
+		won, err := s.client.SetNX(ctx, lockKey, rand.Text(), time.Minute).Result()
+		if err != nil {
+			return fmt.Errorf("storage layout migration: %w", err)
+		}
+		if won {
+			err := s.migrateLayout1(ctx)
+			if err == nil {
+				err = s.client.Set(ctx, layoutKey, redisLayout, 0).Err()
+			}
+			s.client.Del(context.WithoutCancel(ctx), lockKey)
+			if err != nil {
+				return fmt.Errorf("storage layout migration: %w", err)
+			}
+			return nil
+		}
+		// Another instance is migrating: look again shortly.
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for another instance to migrate the storage layout: %w", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// migrateScript moves one thread of layout 1. KEYS: old thread, old
+// journal, old active set, old leases, new thread, new journal, new active
+// set, new leases. ARGV: the thread's member.
+var migrateScript = redis.NewScript(`
+for i = 1, 2 do
+	if redis.call('EXISTS', KEYS[i]) == 1 then
+		redis.call('RENAME', KEYS[i], KEYS[i + 4])
+	end
+end
+if redis.call('SREM', KEYS[3], ARGV[1]) == 1 then
+	redis.call('SADD', KEYS[7], ARGV[1])
+end
+local score = redis.call('ZSCORE', KEYS[4], ARGV[1])
+if score then
+	redis.call('ZADD', KEYS[8], score, ARGV[1])
+	redis.call('ZREM', KEYS[4], ARGV[1])
+end
+return 1
+`)
+
+func (s *RedisStore) migrateLayout1(ctx context.Context) error {
+	oldActive, oldLeases, oldInterrupts := s.prefix+"active", s.prefix+"leases", s.prefix+"interrupts"
+	threads := map[ThreadKey]bool{}
+	for _, suffix := range []string{"}:thread", "}:journal"} {
+		iter := s.client.Scan(ctx, 0, globEscape(s.prefix)+"{*"+suffix, 1000).Iterator()
+		for iter.Next(ctx) {
+			name, ok := strings.CutPrefix(iter.Val(), s.prefix+"{")
+			name, ok2 := strings.CutSuffix(name, suffix)
+			agent, enc, ok3 := strings.Cut(name, "\x00")
+			id, err := base64.RawURLEncoding.DecodeString(enc)
+			if ok && ok2 && ok3 && err == nil {
+				threads[ThreadKey{Agent: agent, ThreadID: string(id)}] = true
+			}
+		}
+		if err := iter.Err(); err != nil {
+			return err
+		}
+	}
+	for k := range threads {
+		old := s.prefix + "{" + threadName(k) + "}"
+		keys := []string{old + ":thread", old + ":journal", oldActive, oldLeases,
+			s.threadKey(k), s.journalKey(k), s.activeKey(k), s.leasesKey(k)}
+		if err := migrateScript.Run(ctx, s.client, keys, keyMember(k)).Err(); err != nil {
+			return fmt.Errorf("thread %s: %w", k, err)
+		}
+	}
+	index, err := s.client.HGetAll(ctx, oldInterrupts).Result()
+	if err != nil {
+		return err
+	}
+	for id, member := range index {
+		if err := s.client.HSet(ctx, s.interruptsKey(id), id, member).Err(); err != nil {
+			return err
+		}
+	}
+	// What is left in the old sets names no thread record.
+	return s.client.Del(ctx, oldInterrupts, oldActive, oldLeases).Err()
+}
+
+// globEscape quotes the glob characters of a literal for SCAN MATCH.
+func globEscape(lit string) string {
+	var b strings.Builder
+	for _, r := range lit {
+		if strings.ContainsRune(`*?[]\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // seqID is the journal entry id of seq; XREAD and an XRANGE start of
@@ -304,6 +736,65 @@ redis.call('ZREM', KEYS[3], ARGV[2])
 return 1
 `)
 
+// indexScript is IndexInterrupt, a script only so that it goes through
+// runScript like every write. KEYS: the interrupt's shard's index. ARGV:
+// interrupt id, thread member.
+var indexScript = redis.NewScript(`return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])`)
+
+// runScript runs a writing script. With RedisOptions.WaitReplicas it
+// sends WAIT right behind it on the same connection (a pipeline, on the
+// primary that owns the keys), and reports a write that did not reach
+// enough replicas in time as failed.
+func (s *RedisStore) runScript(ctx context.Context, sc *redis.Script, keys []string, args ...any) *redis.Cmd {
+	if s.waitReplicas <= 0 {
+		return sc.Run(ctx, s.client, keys, args...)
+	}
+	var conn redis.Cmdable = s.client
+	if cc, ok := s.client.(*redis.ClusterClient); ok {
+		node, err := cc.MasterForKey(ctx, keys[0])
+		if err != nil {
+			cmd := redis.NewCmd(ctx)
+			cmd.SetErr(err)
+			return cmd
+		}
+		conn = node
+	}
+	run := func(eval func(p redis.Pipeliner) *redis.Cmd) (*redis.Cmd, *redis.Cmd) {
+		var ev, wait *redis.Cmd
+		// WAIT answers within its timeout; a primary that does not
+		// answer at all (it is being demoted or fenced) fails the write
+		// after a little more rather than hold it.
+		ctx, cancel := context.WithTimeout(ctx, s.waitTimeout+redisWaitSlack)
+		defer cancel()
+		_, _ = conn.Pipelined(ctx, func(p redis.Pipeliner) error {
+			ev = eval(p)
+			wait = p.Do(ctx, "WAIT", s.waitReplicas, s.waitTimeout.Milliseconds())
+			return nil
+		})
+		return ev, wait
+	}
+	ev, wait := run(func(p redis.Pipeliner) *redis.Cmd { return sc.EvalSha(ctx, p, keys, args...) })
+	if redis.HasErrorPrefix(ev.Err(), "NOSCRIPT") { // it did not run: send the script itself
+		ev, wait = run(func(p redis.Pipeliner) *redis.Cmd { return sc.Eval(ctx, p, keys, args...) })
+	}
+	if ev.Err() == nil {
+		if n, err := wait.Int64(); err != nil {
+			ev.SetErr(fmt.Errorf("wait for %d replicas: %w", s.waitReplicas, err))
+		} else if n < int64(s.waitReplicas) {
+			ev.SetErr(fmt.Errorf("%w: %d of %d replicas confirmed the write within %v", errTooFewReplicas, n, s.waitReplicas, s.waitTimeout))
+		}
+	}
+	return ev
+}
+
+// redisWaitSlack is how much longer than WaitTimeout a write with WAIT
+// may take.
+const redisWaitSlack = 2 * time.Second
+
+// errTooFewReplicas: a write ran on the primary but not enough replicas
+// confirmed it (RedisOptions.WaitReplicas); a failover now could lose it.
+var errTooFewReplicas = errors.New("too few replicas")
+
 // entryArgs flattens entries into script arguments; events go as they
 // are, never re-encoded.
 func entryArgs(args []any, entries []Entry) []any {
@@ -361,8 +852,8 @@ func (s *RedisStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries
 	args := make([]any, 0, 5+4*len(entries))
 	args = append(args, strconv.FormatInt(th.Version, 10), strconv.FormatInt(rec.Version, 10), v, keyMember(th.Key), active)
 	args = entryArgs(args, entries)
-	keys := []string{s.threadKey(th.Key), s.journalKey(th.Key), s.activeKey, s.leasesKey}
-	ok, err := putScript.Run(ctx, s.client, keys, args...).Int64()
+	keys := []string{s.threadKey(th.Key), s.journalKey(th.Key), s.activeKey(th.Key), s.leasesKey(th.Key)}
+	ok, err := s.runScript(ctx, putScript, keys, args...).Int64()
 	if err != nil {
 		return 0, fmt.Errorf("tasks: redis: put thread %s: %w", th.Key, err)
 	}
@@ -372,40 +863,62 @@ func (s *RedisStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries
 	return rec.Version, nil
 }
 
-// ActiveThreads implements Store: the active set, which the scripts keep
-// equal to the records' ActiveRunID.
+// ActiveThreads implements Store: the shards' active sets, which the
+// scripts keep equal to the records' ActiveRunID. One SMEMBERS per shard,
+// pipelined.
 func (s *RedisStore) ActiveThreads(ctx context.Context) ([]ThreadKey, error) {
-	members, err := s.client.SMembers(ctx, s.activeKey).Result()
+	cmds := make([]*redis.StringSliceCmd, redisShards)
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for n := range redisShards {
+			cmds[n] = p.SMembers(ctx, s.prefix+shardTag(n)+":active")
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("tasks: redis: active threads: %w", err)
 	}
-	out := make([]ThreadKey, 0, len(members))
-	for _, m := range members {
-		k, err := parseKeyMember(m)
-		if err != nil {
-			return nil, fmt.Errorf("tasks: redis: active threads: %w", err)
+	var out []ThreadKey
+	for _, c := range cmds {
+		for _, m := range c.Val() {
+			k, err := parseKeyMember(m)
+			if err != nil {
+				return nil, fmt.Errorf("tasks: redis: active threads: %w", err)
+			}
+			out = append(out, k)
 		}
-		out = append(out, k)
 	}
 	return out, nil
 }
 
-// LapsedLeases implements LeaseLister: one ZRANGE BYSCORE over the leases
-// sorted set, so a scan costs the lapsed runs, not all active ones. It
-// lists at most 1000 a scan; the next scan gets the rest.
+// redisLapsedPerShard is how many lapsed leases one scan lists per shard:
+// about a thousand a scan in all; the next scan gets the rest.
+const redisLapsedPerShard = 8
+
+// LapsedLeases implements LeaseLister: one ZRANGE BYSCORE per shard's
+// lease index, pipelined, so a scan costs the lapsed runs, not all active
+// ones, and on a Cluster spreads over every primary.
 func (s *RedisStore) LapsedLeases(ctx context.Context, now time.Time) ([]ThreadKey, error) {
-	members, err := s.client.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.leasesKey, ByScore: true,
-		Start: "-inf", Stop: strconv.FormatInt(now.UnixMilli(), 10), Count: 1000}).Result()
+	cmds := make([]*redis.StringSliceCmd, redisShards)
+	stop := strconv.FormatInt(now.UnixMilli(), 10)
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for n := range redisShards {
+			cmds[n] = p.ZRangeArgs(ctx, redis.ZRangeArgs{Key: s.prefix + shardTag(n) + ":leases", ByScore: true,
+				Start: "-inf", Stop: stop, Count: redisLapsedPerShard})
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("tasks: redis: lapsed leases: %w", err)
 	}
-	out := make([]ThreadKey, 0, len(members))
-	for _, m := range members {
-		k, err := parseKeyMember(m)
-		if err != nil {
-			return nil, fmt.Errorf("tasks: redis: lapsed leases: %w", err)
+	var out []ThreadKey
+	for _, c := range cmds {
+		for _, m := range c.Val() {
+			k, err := parseKeyMember(m)
+			if err != nil {
+				return nil, fmt.Errorf("tasks: redis: lapsed leases: %w", err)
+			}
+			out = append(out, k)
 		}
-		out = append(out, k)
 	}
 	return out, nil
 }
@@ -414,8 +927,8 @@ var _ LeaseLister = (*RedisStore)(nil)
 
 // DeleteThread implements Store. The journal stays.
 func (s *RedisStore) DeleteThread(ctx context.Context, key ThreadKey, version int64) error {
-	keys := []string{s.threadKey(key), s.activeKey, s.leasesKey}
-	r, err := deleteScript.Run(ctx, s.client, keys, strconv.FormatInt(version, 10), keyMember(key)).Int64()
+	keys := []string{s.threadKey(key), s.activeKey(key), s.leasesKey(key)}
+	r, err := s.runScript(ctx, deleteScript, keys, strconv.FormatInt(version, 10), keyMember(key)).Int64()
 	if err != nil {
 		return fmt.Errorf("tasks: redis: delete thread %s: %w", key, err)
 	}
@@ -434,7 +947,7 @@ func (s *RedisStore) Append(ctx context.Context, key ThreadKey, entries ...Entry
 		return nil
 	}
 	keys := []string{s.journalKey(key)}
-	ok, err := appendScript.Run(ctx, s.client, keys, entryArgs(make([]any, 0, 4*len(entries)), entries)...).Int64()
+	ok, err := s.runScript(ctx, appendScript, keys, entryArgs(make([]any, 0, 4*len(entries)), entries)...).Int64()
 	if err != nil {
 		return fmt.Errorf("tasks: redis: append to journal %s: %w", key, err)
 	}
@@ -553,7 +1066,7 @@ func (s *RedisStore) Wait(ctx context.Context, key ThreadKey, after int64) error
 
 // IndexInterrupt implements Store.
 func (s *RedisStore) IndexInterrupt(ctx context.Context, id string, key ThreadKey) error {
-	if err := s.client.HSet(ctx, s.interruptsKey, id, keyMember(key)).Err(); err != nil {
+	if err := s.runScript(ctx, indexScript, []string{s.interruptsKey(id)}, id, keyMember(key)).Err(); err != nil {
 		return fmt.Errorf("tasks: redis: index interrupt %s: %w", id, err)
 	}
 	return nil
@@ -561,7 +1074,7 @@ func (s *RedisStore) IndexInterrupt(ctx context.Context, id string, key ThreadKe
 
 // InterruptThread implements Store.
 func (s *RedisStore) InterruptThread(ctx context.Context, id string) (ThreadKey, error) {
-	m, err := s.client.HGet(ctx, s.interruptsKey, id).Result()
+	m, err := s.client.HGet(ctx, s.interruptsKey(id), id).Result()
 	if errors.Is(err, redis.Nil) {
 		return ThreadKey{}, ErrNotFound
 	}
@@ -615,11 +1128,15 @@ const redisWakeTTL = 10 * time.Minute
 // shard has one goroutine running its XREADs on one connection of client,
 // started when the shard gets its first journal. Close waits for them.
 type redisWaits struct {
-	client     *redis.Client // blocking XREADs only
-	kicker     *redis.Client // the store's pool, for wake-stream XADDs
-	wakePrefix string
-	maxShards  int
-	addr       string
+	client redis.UniversalClient // blocking XREADs only
+	kicker redis.UniversalClient // the store's pool, for wake-stream XADDs
+	// wakePrefix starts the wake streams of the shards of a group.
+	wakePrefix func(group string) string
+	// group says which journals may share an XREAD: those of one group.
+	// nil: any (one server); on a Cluster, those of one hash tag.
+	group     func(journal string) string
+	maxShards int
+	addr      string
 
 	mu sync.Mutex
 	// assigned maps each watched journal to its shard; journals counts
@@ -643,6 +1160,7 @@ type redisWaits struct {
 // redisWaitShard watches the journals assigned to one wait connection.
 type redisWaitShard struct {
 	waits   *redisWaits
+	group   string
 	wakeKey string
 
 	mu sync.Mutex
@@ -680,13 +1198,20 @@ type redisWaiter struct {
 	err   error
 }
 
-func newRedisWaits(ctx context.Context, client, kicker *redis.Client, wakePrefix string, maxShards int) *redisWaits {
+func newRedisWaits(ctx context.Context, client, kicker redis.UniversalClient, addr string,
+	wakePrefix func(string) string, group func(string) string, maxShards int) *redisWaits {
+	if group == nil {
+		group = func(string) string { return "" }
+	} else {
+		// One shard per group at least, whatever the cap.
+		maxShards += redisShards
+	}
 	ws := &redisWaits{
-		client: client, kicker: kicker, wakePrefix: wakePrefix, maxShards: maxShards,
-		addr:     client.Options().Addr,
+		client: client, kicker: kicker, wakePrefix: wakePrefix, group: group, maxShards: maxShards,
+		addr:     addr,
 		assigned: make(map[string]*redisWaitShard),
 		journals: make(map[*redisWaitShard]int),
-		start:    make(chan *redisWaitShard, maxShards),
+		start:    make(chan *redisWaitShard, maxShards+redisShards),
 		done:     make(chan struct{}),
 	}
 	// The goroutines live as long as the store, not as the open call.
@@ -720,32 +1245,39 @@ func (ws *redisWaits) close() error {
 }
 
 // shardFor returns the shard watching journal jk, assigning one if none
-// does: the first with room, else a new one, else (all maxShards full) the
-// least loaded. ws.mu is held.
+// does: the first of its group with room, else a new one, else (all
+// maxShards started) the least loaded of its group. ws.mu is held.
 func (ws *redisWaits) shardFor(jk string) *redisWaitShard {
 	if sh := ws.assigned[jk]; sh != nil {
 		return sh
 	}
-	var pick *redisWaitShard
+	group := ws.group(jk)
+	var pick, least *redisWaitShard
 	for _, sh := range ws.shards {
+		if sh.group != group {
+			continue
+		}
 		if n := ws.journals[sh]; n < redisWaitJournalsPerConn {
 			pick = sh
 			break
 		}
-		if len(ws.shards) == ws.maxShards && (pick == nil || ws.journals[sh] < ws.journals[pick]) {
-			pick = sh
+		if least == nil || ws.journals[sh] < ws.journals[least] {
+			least = sh
 		}
 	}
-	if pick == nil {
+	if pick == nil && (least == nil || len(ws.shards) < ws.maxShards) {
 		pick = &redisWaitShard{
 			waits:    ws,
-			wakeKey:  ws.wakePrefix + strconv.Itoa(len(ws.shards)),
+			group:    group,
+			wakeKey:  ws.wakePrefix(group) + strconv.Itoa(len(ws.shards)),
 			watched:  make(map[string]*redisWatch),
 			pending:  make(chan struct{}, 1),
 			lastWake: "0-0",
 		}
 		ws.shards = append(ws.shards, pick)
-		ws.start <- pick // never blocks: room for maxShards
+		ws.start <- pick // never blocks: room for every shard there can be
+	} else if pick == nil {
+		pick = least
 	}
 	ws.assigned[jk] = pick
 	ws.journals[pick]++
@@ -818,23 +1350,14 @@ func (w *redisWaiter) remove() {
 }
 
 // run is the shard's goroutine: XREAD after XREAD over its journals,
-// waking the Waits each answer satisfies. It holds a connection only while
-// it has journals to watch.
+// waking the Waits each answer satisfies. Each XREAD holds a connection of
+// the wait pool while it blocks.
 func (sh *redisWaitShard) run(ctx context.Context) {
 	ws := sh.waits
-	var conn *redis.Conn
-	release := func() {
-		if conn != nil {
-			conn.Close()
-			conn = nil
-		}
-	}
-	defer release()
 	var backoff time.Duration
 	for {
 		streams := sh.next()
 		if streams == nil {
-			release()
 			select {
 			case <-sh.pending:
 				continue
@@ -842,10 +1365,7 @@ func (sh *redisWaitShard) run(ctx context.Context) {
 				return
 			}
 		}
-		if conn == nil {
-			conn = ws.client.Conn()
-		}
-		res, err := conn.XRead(ctx, &redis.XReadArgs{Streams: streams, Count: 1, Block: redisWaitBlock}).Result()
+		res, err := ws.client.XRead(ctx, &redis.XReadArgs{Streams: streams, Count: 1, Block: redisWaitBlock}).Result()
 		if errors.Is(err, redis.Nil) { // the block time passed with nothing new
 			res, err = nil, nil
 		}
@@ -860,8 +1380,7 @@ func (sh *redisWaitShard) run(ctx context.Context) {
 			continue
 		}
 		// Redis is unreachable, or the connection broke: the Waits were
-		// told. Take a new connection, after a pause rather than spin.
-		release()
+		// told. Try again after a pause rather than spin.
 		backoff = min(max(2*backoff, 50*time.Millisecond), 2*time.Second)
 		t := time.NewTimer(backoff)
 		select {

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +22,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/a2a-agui-bridge/bridge/internal/redistest"
 	"github.com/a2a-agui-bridge/bridge/tasks"
 	"github.com/a2a-agui-bridge/bridge/tasks/storetest"
 )
@@ -42,6 +45,7 @@ func TestMain(m *testing.M) {
 	if testRedis.stop != nil {
 		testRedis.stop()
 	}
+	stopTestCluster()
 	os.Exit(code)
 }
 
@@ -427,8 +431,10 @@ func TestRedisKeyLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tag := prefix + "{agent\x00dC8xAMOp}" // base64url("t/1\x00é"), unpadded
-	rec, err := raw.HGetAll(ctx, tag+":thread").Result()
+	// Shard 34: FNV-1a of "agent\x00t/1\x00é" modulo 128; dC8xAMOp:
+	// base64url("t/1\x00é"), unpadded.
+	shard, name := prefix+"{34}", "agent\x00dC8xAMOp"
+	rec, err := raw.HGetAll(ctx, shard+":thread:"+name).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,7 +445,7 @@ func TestRedisKeyLayout(t *testing.T) {
 	if rec["version"] != "1" || stored["contextId"] != "ctx-1" || stored["activeRunId"] != "run-1" || stored["version"] != 1.0 {
 		t.Errorf("thread hash = %q, want version 1 and the Thread's JSON", rec)
 	}
-	msgs, err := raw.XRange(ctx, tag+":journal", "-", "+").Result()
+	msgs, err := raw.XRange(ctx, shard+":journal:"+name, "-", "+").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,15 +456,22 @@ func TestRedisKeyLayout(t *testing.T) {
 	if diff := cmp.Diff(want, msgs); diff != "" {
 		t.Errorf("journal stream (-want +got):\n%s", diff)
 	}
-	if ok, err := raw.SIsMember(ctx, prefix+"active", "agent\x00t/1\x00é").Result(); err != nil || !ok {
+	if ok, err := raw.SIsMember(ctx, shard+":active", "agent\x00t/1\x00é").Result(); err != nil || !ok {
 		t.Errorf("active set membership = %v, %v; want true", ok, err)
 	}
-	if m, err := raw.HGet(ctx, prefix+"interrupts", "int-1").Result(); err != nil || m != "agent\x00t/1\x00é" {
+	if score, err := raw.ZScore(ctx, shard+":leases", "agent\x00t/1\x00é").Result(); err != nil || !math.IsInf(score, 1) {
+		t.Errorf("lease index score = %v, %v; want +inf (a run without a lease)", score, err)
+	}
+	// Shard 40: FNV-1a of "int-1" modulo 128.
+	if m, err := raw.HGet(ctx, prefix+"{40}:interrupts", "int-1").Result(); err != nil || m != "agent\x00t/1\x00é" {
 		t.Errorf("interrupt index = %q, %v; want the thread's key", m, err)
+	}
+	if v, err := raw.Get(ctx, prefix+"layout").Result(); err != nil || v != "2" {
+		t.Errorf("layout mark = %q, %v; want 2", v, err)
 	}
 
 	// Entries another writer appended in the same layout read back alike.
-	if err := raw.XAdd(ctx, &redis.XAddArgs{Stream: tag + ":journal", ID: "3-1",
+	if err := raw.XAdd(ctx, &redis.XAddArgs{Stream: shard + ":journal:" + name, ID: "3-1",
 		Values: []string{"run", "run-2", "terminal", "0", "event", "{}"}}).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -478,7 +491,8 @@ func TestRedisJournalNotOurs(t *testing.T) {
 	prefix := newPrefix()
 	s := openRedis(t, tasks.RedisOptions{Prefix: prefix})
 	k := tasks.ThreadKey{Agent: "agent", ThreadID: "t"}
-	if err := rawClient(t, redisURL(t)).XAdd(ctx, &redis.XAddArgs{Stream: prefix + "{agent\x00dA}:journal",
+	// Shard 82: FNV-1a of "agent\x00t" modulo 128; dA: base64url("t").
+	if err := rawClient(t, redisURL(t)).XAdd(ctx, &redis.XAddArgs{Stream: prefix + "{82}:journal:agent\x00dA",
 		Values: []string{"event", "{}"}}).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -604,4 +618,342 @@ func TestRedisLapsedLeases(t *testing.T) {
 	if got, err := s.LapsedLeases(ctx, now.Add(2*time.Minute)); err != nil || len(got) != 2 {
 		t.Errorf("two minutes on: %v, %v; want lapsed and live", got, err)
 	}
+}
+
+// testCluster is the package's one three-primary Redis Cluster, started by
+// the first test that needs it and stopped by TestMain.
+var testCluster struct {
+	once    sync.Once
+	cluster *redistest.Cluster
+	dir     string
+	err     error
+}
+
+func clusterAddrs(t testing.TB) []string {
+	t.Helper()
+	testCluster.once.Do(func() {
+		testCluster.dir, testCluster.err = os.MkdirTemp("", "bridge-redis-cluster-")
+		if testCluster.err == nil {
+			testCluster.cluster, testCluster.err = redistest.StartCluster(context.Background(), testCluster.dir, 3)
+		}
+	})
+	if testCluster.err != nil {
+		t.Fatal(testCluster.err)
+	}
+	return testCluster.cluster.Addrs()
+}
+
+func stopTestCluster() {
+	if testCluster.cluster != nil {
+		testCluster.cluster.Stop()
+	}
+	if testCluster.dir != "" {
+		os.RemoveAll(testCluster.dir)
+	}
+}
+
+// openCluster opens a store on the test cluster under a prefix of its own.
+func openCluster(t testing.TB, opts tasks.RedisOptions) *tasks.RedisStore {
+	t.Helper()
+	if opts.Prefix == "" {
+		opts.Prefix = newPrefix()
+	}
+	s, err := tasks.OpenRedis(t.Context(), tasks.RedisTarget{Cluster: clusterAddrs(t)}, opts)
+	if err != nil {
+		t.Fatalf("OpenRedis(cluster): %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestRedisClusterStore runs the store contract on a three-primary Redis
+// Cluster: every script's keys share a slot (a cross-slot script would
+// fail with CROSSSLOT), Waits group their journals by slot.
+func TestRedisClusterStore(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T) tasks.Store { return openCluster(t, tasks.RedisOptions{}) })
+}
+
+// TestRedisClusterSpreads: a store's threads, journals, lease indexes and
+// interrupt index land on every primary, not one slot; the lease scan and
+// the active-thread listing read all of them; thousands of Waits over
+// journals of every shard wake through per-slot XREADs; two stores on the
+// cluster share threads.
+func TestRedisClusterSpreads(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	prefix := newPrefix()
+	a := openCluster(t, tasks.RedisOptions{Prefix: prefix})
+	b := openCluster(t, tasks.RedisOptions{Prefix: prefix, MaxWaitConns: 2})
+	const threads = 300
+	key := func(i int) tasks.ThreadKey { return tasks.ThreadKey{Agent: "agent", ThreadID: fmt.Sprint("t-", i)} }
+	past := time.Now().Add(-time.Second)
+	var want []tasks.ThreadKey
+	for i := range threads {
+		th := &tasks.Thread{Key: key(i), ActiveRunID: "run", Owner: "A", LeaseExpires: past}
+		if _, err := a.PutThread(ctx, th); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.IndexInterrupt(ctx, fmt.Sprint("int-", i), key(i)); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, key(i))
+	}
+	for _, addr := range clusterAddrs(t) {
+		c := redis.NewClient(&redis.Options{Addr: addr})
+		n := 0
+		iter := c.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+		for iter.Next(ctx) {
+			n++
+		}
+		c.Close()
+		if err := iter.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if n < threads/10 {
+			t.Errorf("node %s holds %d of the store's keys: the shards do not spread", addr, n)
+		}
+	}
+	sortKeys := func(ks []tasks.ThreadKey) []tasks.ThreadKey {
+		slices.SortFunc(ks, func(x, y tasks.ThreadKey) int { return strings.Compare(x.ThreadID, y.ThreadID) })
+		return ks
+	}
+	active, err := b.ActiveThreads(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(sortKeys(slices.Clone(want)), sortKeys(active)); diff != "" {
+		t.Errorf("ActiveThreads on the cluster (-want +got):\n%s", diff)
+	}
+	lapsed, err := b.LapsedLeases(ctx, time.Now())
+	if err != nil || len(lapsed) != threads {
+		t.Errorf("LapsedLeases on the cluster: %d threads, %v; want %d", len(lapsed), err, threads)
+	}
+	for i := range threads {
+		if got, err := b.InterruptThread(ctx, fmt.Sprint("int-", i)); err != nil || got != key(i) {
+			t.Fatalf("InterruptThread(int-%d) = %v, %v", i, got, err)
+		}
+	}
+
+	var wg sync.WaitGroup
+	errs := make(chan error, threads*2)
+	for i := range threads {
+		for range 2 {
+			wg.Go(func() {
+				if err := b.Wait(ctx, key(i), 0); err != nil {
+					errs <- fmt.Errorf("Wait(%v): %w", key(i), err)
+				}
+			})
+		}
+	}
+	waitParked(t, b, threads*2)
+	for i := range threads {
+		if err := a.Append(ctx, key(i), tasks.Entry{Seq: 1, RunID: "run", Event: []byte(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestRedisMigratesLayout1: keys written in the layout of bridges before
+// the sharded one (one hash tag per thread, one active set, one lease
+// index, one interrupt index) are moved at the first open: the threads,
+// their journals, active runs, leases and interrupts read back as they
+// were, and the old keys are gone. Opening again finds the mark and moves
+// nothing.
+func TestRedisMigratesLayout1(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	prefix := newPrefix()
+	raw := rawClient(t, redisURL(t))
+	k := tasks.ThreadKey{Agent: "agent", ThreadID: "t/1\x00é"}
+	member := "agent\x00t/1\x00é"
+	oldTag := prefix + "{agent\x00dC8xAMOp}"
+	lease := time.Now().Add(-time.Second).UnixMilli()
+	th, _ := json.Marshal(&tasks.Thread{Key: k, Version: 3, ContextID: "ctx-1", ActiveRunID: "run-1", Owner: "A"})
+	for _, err := range []error{
+		raw.HSet(ctx, oldTag+":thread", "version", "3", "thread", th).Err(),
+		raw.XAdd(ctx, &redis.XAddArgs{Stream: oldTag + ":journal", ID: "1-1", Values: []string{"run", "run-1", "terminal", "0", "event", `{"n":1}`}}).Err(),
+		raw.XAdd(ctx, &redis.XAddArgs{Stream: prefix + "{agent\x00ZGVsZXRlZA}:journal", ID: "1-1", Values: []string{"run", "r", "terminal", "1", "event", `{}`}}).Err(),
+		raw.SAdd(ctx, prefix+"active", member).Err(),
+		raw.ZAdd(ctx, prefix+"leases", redis.Z{Score: float64(lease), Member: member}).Err(),
+		raw.HSet(ctx, prefix+"interrupts", "int-1", member).Err(),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := openRedis(t, tasks.RedisOptions{Prefix: prefix})
+	got, err := s.GetThread(ctx, k)
+	if err != nil || got.Version != 3 || got.ContextID != "ctx-1" || got.ActiveRunID != "run-1" {
+		t.Fatalf("the migrated thread: %+v, %v", got, err)
+	}
+	if es, err := s.Read(ctx, k, 0, 0); err != nil || len(es) != 1 || string(es[0].Event) != `{"n":1}` {
+		t.Errorf("the migrated journal: %+v, %v", es, err)
+	}
+	// A journal whose thread record was deleted moves too.
+	if n, err := s.LastSeq(ctx, tasks.ThreadKey{Agent: "agent", ThreadID: "deleted"}); err != nil || n != 1 {
+		t.Errorf("the journal of a deleted thread: last seq %d, %v; want 1", n, err)
+	}
+	if active, err := s.ActiveThreads(ctx); err != nil || !cmp.Equal(active, []tasks.ThreadKey{k}) {
+		t.Errorf("ActiveThreads after the migration = %v, %v", active, err)
+	}
+	if lapsed, err := s.LapsedLeases(ctx, time.Now()); err != nil || !cmp.Equal(lapsed, []tasks.ThreadKey{k}) {
+		t.Errorf("LapsedLeases after the migration = %v, %v", lapsed, err)
+	}
+	if got, err := s.InterruptThread(ctx, "int-1"); err != nil || got != k {
+		t.Errorf("InterruptThread after the migration = %v, %v", got, err)
+	}
+	left, err := raw.Exists(ctx, oldTag+":thread", oldTag+":journal", prefix+"active", prefix+"leases", prefix+"interrupts").Result()
+	if err != nil || left != 0 {
+		t.Errorf("%d old keys left, %v", left, err)
+	}
+	// The same thread written in the old layout after the mark is not
+	// read: the mark says the migration is done.
+	if err := raw.HSet(ctx, oldTag+":thread", "version", "9", "thread", th).Err(); err != nil {
+		t.Fatal(err)
+	}
+	again := openRedis(t, tasks.RedisOptions{Prefix: prefix})
+	if got, err := again.GetThread(ctx, k); err != nil || got.Version != 3 {
+		t.Errorf("after a second open: %+v, %v; want the migrated thread at version 3", got, err)
+	}
+	// A layout this version does not know is refused, not overwritten.
+	if err := raw.Set(ctx, prefix+"layout", "3", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := tasks.OpenRedisStore(ctx, redisURL(t), tasks.RedisOptions{Prefix: prefix}); err == nil {
+		s.Close()
+		t.Error("OpenRedisStore on keys of layout 3 succeeded")
+	}
+}
+
+// TestRedisTargets: the ways to name a Redis deployment, and the errors of
+// the wrong ones (never showing a password).
+func TestRedisTargets(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		url  string
+		want *tasks.RedisTarget
+		err  string
+	}{
+		{url: "redis://h:6379/0"},
+		{url: "redis-sentinel://h1:26379,h2:26379/primary", want: &tasks.RedisTarget{
+			Sentinel: &tasks.RedisSentinel{Master: "primary", Addrs: []string{"h1:26379", "h2:26379"}}}},
+		{url: "rediss-sentinel://u:p%40ss@h1:26379/primary/2", want: &tasks.RedisTarget{
+			Sentinel: &tasks.RedisSentinel{Master: "primary", Addrs: []string{"h1:26379"}, DB: 2}, Username: "u", Password: "p@ss", TLS: true}},
+		{url: "redis-sentinel://:s3cret@h1:26379", err: "names the primary"},
+		{url: "redis-sentinel://:s3cret@h1/primary", err: "not host:port"},
+		{url: "redis-sentinel://h1:26379/primary/x", err: "not a number"},
+		{url: "redis-sentinel://h1:26379/primary?db=1", err: "takes no query"},
+	} {
+		got, err := tasks.ParseSentinelURL(tc.url)
+		switch {
+		case tc.err != "":
+			if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("%s: error %v, want one saying %q", tc.url, err, tc.err)
+			}
+		case err != nil:
+			t.Errorf("%s: %v", tc.url, err)
+		default:
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", tc.url, diff)
+			}
+		}
+	}
+	for _, target := range []tasks.RedisTarget{{}, {URL: "redis://h:1", Cluster: []string{"h:1"}}, {Cluster: []string{}},
+		{Sentinel: &tasks.RedisSentinel{Master: "m"}}} {
+		if s, err := tasks.OpenRedis(t.Context(), target, tasks.RedisOptions{}); err == nil {
+			s.Close()
+			t.Errorf("OpenRedis(%+v) succeeded", target)
+		}
+	}
+	if _, err := tasks.OpenRedis(t.Context(), tasks.RedisTarget{URL: redisURL(t)}, tasks.RedisOptions{Prefix: "a{b}:"}); err == nil {
+		t.Error("a prefix with braces was accepted")
+	}
+}
+
+// TestRedisSentinelFailover: a store on a Sentinel-watched primary with two
+// replicas (WaitReplicas 1) appends while the primary is SIGKILLed. Appends
+// fail while there is no primary, then go on on the promoted replica (its
+// remaining replica confirms them);
+// every append that was acknowledged is in the journal afterwards, in
+// order, with no gap: a failover loses nothing the store confirmed.
+func TestRedisSentinelFailover(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	st, err := redistest.StartSentinel(ctx, t.TempDir(), 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Stop)
+	url := "redis-sentinel://" + strings.Join(st.SentinelAddrs(), ",") + "/" + st.Master
+	s, err := tasks.OpenRedisStore(ctx, url, tasks.RedisOptions{Prefix: newPrefix(), WaitReplicas: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	k := tasks.ThreadKey{Agent: "agent", ThreadID: "t"}
+	oldPrimary := st.Primary.Addr
+	var acked int64
+	failures := 0
+	killed := false
+	var killedAt time.Time
+	var outage time.Duration // from the kill to the first append acknowledged after it
+	for seq := int64(1); ; {
+		err := s.Append(ctx, k, tasks.Entry{Seq: seq, RunID: "run", Event: fmt.Appendf(nil, `{"n":%d}`, seq)})
+		switch {
+		case err == nil:
+			if killed && outage == 0 {
+				outage = time.Since(killedAt)
+			}
+			acked = seq
+			seq++
+		case errors.Is(err, tasks.ErrConflict):
+			// The append landed but its reply was lost: the journal has
+			// it, the next number follows it.
+			acked = seq
+			seq++
+		default:
+			failures++
+			if ctx.Err() != nil {
+				t.Fatalf("no primary again before the deadline; last error %v", err)
+			}
+			time.Sleep(20 * time.Millisecond) // the bridge's journal writer backs off likewise
+			continue
+		}
+		if seq == 50 && !killed {
+			t.Logf("kill -9 the primary %s after %d appends", oldPrimary, acked)
+			st.Primary.Kill()
+			killed, killedAt = true, time.Now()
+		}
+		if killed && failures > 0 && seq > 100 {
+			break
+		}
+		if killed && seq > 5000 {
+			t.Fatal("no append failed after the primary was killed: was it the primary?")
+		}
+	}
+	now, err := st.CurrentPrimary(ctx)
+	if err != nil || now == oldPrimary {
+		t.Fatalf("the Sentinels hold the primary at %s (%v); want the promoted replica", now, err)
+	}
+	es, err := s.Read(ctx, k, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(es)) < acked {
+		t.Fatalf("the journal holds %d entries after the failover, %d were acknowledged", len(es), acked)
+	}
+	for i, e := range es {
+		if e.Seq != int64(i+1) || string(e.Event) != fmt.Sprintf(`{"n":%d}`, i+1) {
+			t.Fatalf("entry %d after the failover: %+v", i, e)
+		}
+	}
+	t.Logf("%d appends acknowledged, %d failed while the primary was gone; writes resumed %v after the kill",
+		acked, failures, outage.Round(time.Millisecond))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/examples/agents"
+	"github.com/a2a-agui-bridge/bridge/internal/redistest"
 )
 
 // The scale-out tests run several `bridge serve` processes (built with go
@@ -42,8 +43,16 @@ func newCluster(t *testing.T, bin string, demo map[string]string, n int, names .
 		t.Fatal(err) // a missing redis-server fails the test: `make test` installs it
 	}
 	t.Cleanup(r.Stop)
+	return newClusterOn(t, bin, demo, n, fmt.Sprintf("{kind: redis, url: %q, lease: %s}", r.URL, scaleLease), names...)
+}
+
+// newClusterOn writes the instances' config with the store block store
+// and starts them.
+func newClusterOn(t *testing.T, bin string, demo map[string]string, n int, store string, names ...string) *cluster {
+	t.Helper()
+	dir := t.TempDir()
 	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "listen: 127.0.0.1:0\nstore: {kind: redis, url: %q, lease: %s}\nagents:\n", r.URL, scaleLease)
+	fmt.Fprintf(&cfg, "listen: 127.0.0.1:0\nstore: %s\nagents:\n", store)
 	for _, name := range names {
 		fmt.Fprintf(&cfg, "  - name: %s\n    url: %q\n", name, demo[name])
 	}
@@ -173,7 +182,27 @@ func TestScaleOutKillsLoseNothing(t *testing.T) {
 	t.Parallel()
 	bridgeBin, demoBin := buildBinaries(t)
 	demo := startDemoAgents(t, demoBin)
-	c := newCluster(t, bridgeBin, demo, 3, "counter")
+	killsLoseNothing(t, newCluster(t, bridgeBin, demo, 3, "counter"))
+}
+
+// TestScaleOutKillsLoseNothingOnCluster is the same on a Redis Cluster of
+// three primaries: every thread's keys and its shard's lease index share a
+// slot, the shards spread over the primaries, and adoption works the same.
+func TestScaleOutKillsLoseNothingOnCluster(t *testing.T) {
+	t.Parallel()
+	bridgeBin, demoBin := buildBinaries(t)
+	demo := startDemoAgents(t, demoBin)
+	rc, err := redistest.StartCluster(t.Context(), t.TempDir(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rc.Stop)
+	store := fmt.Sprintf("{kind: redis, cluster: [%s], lease: %s}", strings.Join(rc.Addrs(), ", "), scaleLease)
+	killsLoseNothing(t, newClusterOn(t, bridgeBin, demo, 3, store, "counter"))
+}
+
+func killsLoseNothing(t *testing.T, c *cluster) {
+	t.Helper()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))

@@ -460,14 +460,25 @@ func openStore(ctx context.Context, c config.Store) (tasks.Store, error) {
 	case config.StoreRedis:
 		ctx, cancel := context.WithTimeout(ctx, redisOpenTimeout)
 		defer cancel()
-		s, err := tasks.OpenRedisStore(ctx, c.URL, tasks.RedisOptions{})
+		s, err := tasks.OpenRedis(ctx, redisTarget(c), tasks.RedisOptions{
+			WaitReplicas: int(c.WaitReplicas), WaitTimeout: time.Duration(c.WaitTimeout)})
 		if err != nil {
-			return nil, fmt.Errorf("store: %w (is Redis running, and is store.url right?)", err)
+			return nil, fmt.Errorf("store: %w (is Redis running, and are store.url, store.sentinel or store.cluster right?)", err)
 		}
 		return s, nil
 	default:
 		return nil, fmt.Errorf("store.kind %q is not supported by this build; use embedded, memory or redis", c.Kind)
 	}
+}
+
+// redisTarget is the Redis deployment the store config names.
+func redisTarget(c config.Store) tasks.RedisTarget {
+	t := tasks.RedisTarget{URL: c.URL, Cluster: c.Cluster, Username: c.Username, Password: c.Password, TLS: c.TLS}
+	if st := c.Sentinel; st.Set() {
+		t.Sentinel = &tasks.RedisSentinel{Master: st.Master, Addrs: st.Addrs,
+			SentinelUsername: st.Username, SentinelPassword: st.Password, DB: int(st.DB)}
+	}
+	return t
 }
 
 // instanceID names this process in thread records and logs: the host name
