@@ -80,20 +80,40 @@ type bucket struct {
 
 // New returns a Limiter.
 func New(opt Options) *Limiter {
+	return &Limiter{opt: withBurst(opt), buckets: map[string]*bucket{}, runs: map[string]int{}}
+}
+
+func withBurst(opt Options) Options {
 	if opt.RequestsPerSecond > 0 && opt.Burst <= 0 {
 		opt.Burst = max(1, int(math.Ceil(opt.RequestsPerSecond)))
 	}
-	return &Limiter{opt: opt, buckets: map[string]*bucket{}, runs: map[string]int{}}
+	return opt
+}
+
+// SetOptions changes the limits (a config reload). Runs in progress stay
+// counted against the new caps; buckets start full at the new rate.
+func (l *Limiter) SetOptions(opt Options) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	opt = withBurst(opt)
+	if opt.RequestsPerSecond != l.opt.RequestsPerSecond || opt.Burst != l.opt.Burst {
+		l.buckets = map[string]*bucket{}
+	}
+	l.opt = opt
 }
 
 // Allow takes one request of principal from its bucket, or refuses with
 // 429 rate_limited and the time until a token is available.
 func (l *Limiter) Allow(principal string) error {
-	if l == nil || l.opt.RequestsPerSecond <= 0 {
+	if l == nil {
 		return nil
 	}
 	now := time.Now()
 	l.mu.Lock()
+	if l.opt.RequestsPerSecond <= 0 {
+		l.mu.Unlock()
+		return nil
+	}
 	b := l.buckets[principal]
 	if b == nil {
 		b = &bucket{lim: rate.NewLimiter(rate.Limit(l.opt.RequestsPerSecond), l.opt.Burst)}
@@ -122,7 +142,7 @@ func (l *Limiter) Allow(principal string) error {
 // when the instance is full, 429 too_many_runs when the principal is.
 // release (idempotent) ends the count.
 func (l *Limiter) AcquireRun(principal string) (release func(), err error) {
-	if l == nil || (l.opt.Runs <= 0 && l.opt.RunsPerPrincipal <= 0) {
+	if l == nil {
 		return func() {}, nil
 	}
 	l.mu.Lock()

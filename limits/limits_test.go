@@ -61,3 +61,33 @@ func TestAcquireRun(t *testing.T) {
 		t.Fatalf("alice after her release: %v", err)
 	}
 }
+
+// SetOptions changes the caps for what comes next: runs already in
+// progress count against the new cap, whether or not a cap was set when
+// they started, and a new rate starts with a full bucket.
+func TestSetOptions(t *testing.T) {
+	t.Parallel()
+	l := limits.New(limits.Options{})
+	release, err := l.AcquireRun("alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.SetOptions(limits.Options{RunsPerPrincipal: 1, RequestsPerSecond: 1, Burst: 1})
+	if _, err := l.AcquireRun("alice"); err == nil {
+		t.Fatal("a second run after the cap was set to 1 was admitted")
+	}
+	release()
+	if _, err := l.AcquireRun("alice"); err != nil {
+		t.Fatalf("a run after the first ended: %v", err)
+	}
+	if err := l.Allow("bob"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Allow("bob"); err == nil {
+		t.Fatal("a second request within the second at 1/s was allowed")
+	}
+	l.SetOptions(limits.Options{})
+	if err := l.Allow("bob"); err != nil {
+		t.Fatalf("with the rate limit removed: %v", err)
+	}
+}

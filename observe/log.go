@@ -25,10 +25,26 @@ func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
 // an attribute named in redact (case-insensitive), nor of such a key inside
 // a map or header value: it is written as "[REDACTED]".
 func NewRedactingLogger(w io.Writer, format, level string, redact []string) (*slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("log level %q: want debug, info, warn or error", level)
+	lv := new(slog.LevelVar)
+	if err := SetLevel(lv, level); err != nil {
+		return nil, err
 	}
+	return NewRedactingLoggerVar(w, format, lv, redact)
+}
+
+// SetLevel sets lv to level (debug, info, warn or error).
+func SetLevel(lv *slog.LevelVar, level string) error {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return fmt.Errorf("log level %q: want debug, info, warn or error", level)
+	}
+	lv.Set(l)
+	return nil
+}
+
+// NewRedactingLoggerVar is NewRedactingLogger with its level read from lv
+// at every record, so a config reload can change it.
+func NewRedactingLoggerVar(w io.Writer, format string, lv *slog.LevelVar, redact []string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lv}
 	if len(redact) > 0 {
 		opts.ReplaceAttr = func(_ []string, a slog.Attr) slog.Attr { return redactAttr(a, redact) }

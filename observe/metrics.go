@@ -136,6 +136,8 @@ type Metrics struct {
 	pending    *prometheus.GaugeVec
 	storeTime  *prometheus.HistogramVec
 	storeErrs  *prometheus.CounterVec
+	reloads    prometheus.Counter
+	reloadErrs prometheus.Counter
 
 	mu       sync.RWMutex
 	storeOps map[storeKey]storeOp
@@ -197,10 +199,18 @@ func NewMetrics() *Metrics {
 			Name: "bridge_store_errors_total",
 			Help: "Failed thread store operations (not counting not-found and version conflicts, which are answers), by backend and operation.",
 		}, []string{"backend", "op"}),
+		reloads: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "bridge_config_reloads_total",
+			Help: "Config reloads applied (SIGHUP or serve --watch).",
+		}),
+		reloadErrs: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "bridge_config_reload_failures_total",
+			Help: "Config reloads refused (an invalid file, or a change to listen or store): the config in force stayed.",
+		}),
 		storeOps: make(map[storeKey]storeOp),
 	}
 	m.reg.MustRegister(m.runs, m.inProgress, m.runTime, m.firstEvent, m.events, m.a2aErrors,
-		m.streams, m.pending, m.storeTime, m.storeErrs,
+		m.streams, m.pending, m.storeTime, m.storeErrs, m.reloads, m.reloadErrs,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -208,6 +218,15 @@ func NewMetrics() *Metrics {
 	m.streams.WithLabelValues(TransportSSE)
 	m.streams.WithLabelValues(TransportWebSocket)
 	return m
+}
+
+// ConfigReloaded counts a config reload, applied (ok) or refused.
+func (m *Metrics) ConfigReloaded(ok bool) {
+	if ok {
+		m.reloads.Inc()
+	} else {
+		m.reloadErrs.Inc()
+	}
 }
 
 // Registry is the registry the metrics are on (tests gather from it).

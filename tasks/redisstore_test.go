@@ -957,3 +957,26 @@ func TestRedisSentinelFailover(t *testing.T) {
 	t.Logf("%d appends acknowledged, %d failed while the primary was gone; writes resumed %v after the kill",
 		acked, failures, outage.Round(time.Millisecond))
 }
+
+// FuzzParseSentinelURL: any string is refused or read into a Sentinel
+// target with a primary and host:port Sentinels; it never panics.
+func FuzzParseSentinelURL(f *testing.F) {
+	for _, s := range []string{"redis-sentinel://h1:26379,h2:26379/primary", "rediss-sentinel://u:p%40@h:1/m/2",
+		"redis-sentinel://@/", "redis-sentinel://h:1/m/x", "redis://h:1/0", "redis-sentinel://:%zz@h:1/m"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		got, err := tasks.ParseSentinelURL(raw)
+		if err != nil || got == nil {
+			return
+		}
+		if got.Sentinel == nil || got.Sentinel.Master == "" || len(got.Sentinel.Addrs) == 0 || got.Sentinel.DB < 0 {
+			t.Fatalf("%q read as %+v", raw, got)
+		}
+		for _, a := range got.Sentinel.Addrs {
+			if _, _, err := net.SplitHostPort(a); err != nil {
+				t.Fatalf("%q: Sentinel address %q: %v", raw, a, err)
+			}
+		}
+	})
+}

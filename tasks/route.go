@@ -40,7 +40,7 @@ func (t *teamRun) route(ctx context.Context) (member string, score float64, reas
 	best, bestScore, bestWhy := members[0], 0.0, ""
 	for _, name := range members {
 		var skills []a2a.AgentSkill
-		if ag, err := t.d.svc.agents[name].Connect(ctx); err == nil {
+		if ag, err := t.specs[name].Connect(ctx); err == nil {
 			if c, ok := ag.(interface{ Card() *a2a.AgentCard }); ok && c.Card() != nil {
 				skills = c.Card().Skills
 			}

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -128,11 +129,12 @@ type Admission interface {
 // to the thread's journal in the Store; clients read it back through
 // Run.Events, so a slow client never slows the agent.
 type Service struct {
-	store  Store
-	agents map[string]*AgentSpec
-	teams  map[string]*TeamSpec
-	log    *slog.Logger
-	wait   time.Duration
+	store Store
+	// catalog is the agents and teams new runs may use; SetAgents swaps
+	// it. A run keeps the spec it started with.
+	catalog atomic.Pointer[agentCatalog]
+	log     *slog.Logger
+	wait    time.Duration
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -169,7 +171,6 @@ func NewService(opt Options) *Service {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	s := &Service{
 		store:       opt.Store,
-		agents:      make(map[string]*AgentSpec, len(opt.Agents)),
 		log:         opt.Logger,
 		wait:        opt.FirstEventWait,
 		ctx:         ctx,
@@ -199,8 +200,29 @@ func NewService(opt Options) *Service {
 	if s.wait <= 0 {
 		s.wait = 10 * time.Second
 	}
-	for i := range opt.Agents {
-		spec := opt.Agents[i]
+	s.SetAgents(opt.Agents, opt.Teams)
+	if s.lease > 0 {
+		go s.scanLeases()
+	} else {
+		close(s.scanDone)
+	}
+	return s
+}
+
+// agentCatalog is one generation of the Service's agents and teams.
+type agentCatalog struct {
+	agents map[string]*AgentSpec
+	teams  map[string]*TeamSpec
+}
+
+// SetAgents replaces the agents and teams that new runs, thread views,
+// cancels and adoptions use (a config reload). Runs in progress keep the
+// spec they started with. A team member that is not among agents is left
+// out, and logged.
+func (s *Service) SetAgents(agents []AgentSpec, teams []TeamSpec) {
+	c := &agentCatalog{agents: make(map[string]*AgentSpec, len(agents)), teams: make(map[string]*TeamSpec, len(teams))}
+	for i := range agents {
+		spec := agents[i]
 		if spec.RequestTimeout <= 0 {
 			spec.RequestTimeout = 30 * time.Second
 		}
@@ -210,13 +232,12 @@ func NewService(opt Options) *Service {
 		if spec.PollMax < spec.PollInitial {
 			spec.PollMax = max(5*time.Second, spec.PollInitial)
 		}
-		s.agents[spec.Name] = &spec
+		c.agents[spec.Name] = &spec
 	}
-	s.teams = make(map[string]*TeamSpec, len(opt.Teams))
-	for i := range opt.Teams {
-		team := opt.Teams[i]
+	for i := range teams {
+		team := teams[i]
 		team.Members = slices.DeleteFunc(slices.Clone(team.Members), func(m string) bool {
-			if s.agents[m] == nil {
+			if c.agents[m] == nil {
 				s.log.Error("team member is not a configured agent; left out", "team", team.Name, "member", m)
 				return true
 			}
@@ -225,17 +246,18 @@ func NewService(opt Options) *Service {
 		if team.StateKey == "" {
 			team.StateKey = mapping.StateKey
 		}
-		if len(team.Members) > 0 && s.agents[team.Name] == nil {
-			s.teams[team.Name] = &team
+		if len(team.Members) > 0 && c.agents[team.Name] == nil {
+			c.teams[team.Name] = &team
 		}
 	}
-	if s.lease > 0 {
-		go s.scanLeases()
-	} else {
-		close(s.scanDone)
-	}
-	return s
+	s.catalog.Store(c)
 }
+
+// agentSpec is the current spec of agent name, or nil.
+func (s *Service) agentSpec(name string) *AgentSpec { return s.catalog.Load().agents[name] }
+
+// teamSpec is the current team named name, or nil.
+func (s *Service) teamSpec(name string) *TeamSpec { return s.catalog.Load().teams[name] }
 
 // errShutdown is the cause set on run contexts when the bridge stops.
 var errShutdown = errors.New("bridge shutting down")
@@ -268,20 +290,24 @@ func (s *Service) Close(ctx context.Context) error {
 func (s *Service) Instance() string { return s.instance }
 
 // HasAgent reports whether name is a configured agent or team.
-func (s *Service) HasAgent(name string) bool { return s.agents[name] != nil || s.teams[name] != nil }
+func (s *Service) HasAgent(name string) bool {
+	c := s.catalog.Load()
+	return c.agents[name] != nil || c.teams[name] != nil
+}
 
 // Team returns the team named name, or nil.
-func (s *Service) Team(name string) *TeamSpec { return s.teams[name] }
+func (s *Service) Team(name string) *TeamSpec { return s.teamSpec(name) }
 
 // StartRun validates the request against the thread, claims the thread,
 // sends the user's new messages to the agent and returns once the agent has
 // answered (or FirstEventWait passed). Errors before that point are *Error
 // values with an HTTP status, and leave the thread as it was.
 func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAgentInput) (*Run, error) {
-	spec := s.agents[agentName]
-	team := s.teams[agentName]
+	c := s.catalog.Load()
+	spec := c.agents[agentName]
+	team := c.teams[agentName]
 	if team != nil {
-		spec = s.teamAgentSpec(team)
+		spec = c.teamAgentSpec(team)
 	}
 	if spec == nil {
 		return nil, unknownAgent(agentName)
@@ -413,7 +439,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	if team != nil {
 		// Each member connects on its own: one that is down does not
 		// stop the others.
-		d.team = newTeamRun(d, team)
+		d.team = newTeamRun(d, team, c)
 	} else {
 		agent, err := spec.Connect(ctx)
 		if err != nil {

@@ -65,6 +65,14 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 	if th.ActiveRunID == "" || (!s.stale(th) && !s.leaseLapsed(th)) {
 		return false, nil
 	}
+	// An agent this process's config does not have (removed by a reload,
+	// or only in another instance's config) cannot be driven from here:
+	// leave the run to an instance that has it.
+	cat := s.catalog.Load()
+	if cat.agents[key.Agent] == nil && cat.teams[key.Agent] == nil {
+		s.log.Warn("a run to take over is of an agent not configured here; left", "agent", key.Agent, "thread_id", key.ThreadID)
+		return false, nil
+	}
 	in := &agui.RunAgentInput{ThreadID: key.ThreadID, RunID: th.ActiveRunID}
 	if len(th.ActiveInput) > 0 {
 		if err := json.Unmarshal(th.ActiveInput, in); err != nil {
@@ -99,13 +107,13 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 		return false, err
 	}
 
-	d := newDriver(s, s.agents[key.Agent], next, in, last)
+	d := newDriver(s, cat.agents[key.Agent], next, in, last)
 	d.takeover, d.prior = true, prior
-	if team := s.teams[key.Agent]; team != nil {
+	if team := cat.teams[key.Agent]; team != nil {
 		// A team run's members each had their own stream; they are not
 		// followed again. The run ends here, its members' tasks go on,
 		// and the thread's next run sees where they are.
-		d.spec, d.team = s.teamAgentSpec(team), newTeamRun(d, team)
+		d.spec, d.team = cat.teamAgentSpec(team), newTeamRun(d, team, cat)
 		started = true
 		s.register(d)
 		go d.abandon("the bridge restarted during this team's run; its members' tasks go on: ask again to see their answers")

@@ -39,10 +39,10 @@ type TeamSpec struct {
 
 // teamAgentSpec is the AgentSpec a team run's shell uses: its name, and the
 // widest of its members' run timeout (each member also has its own).
-func (s *Service) teamAgentSpec(t *TeamSpec) *AgentSpec {
+func (c *agentCatalog) teamAgentSpec(t *TeamSpec) *AgentSpec {
 	spec := &AgentSpec{Name: t.Name, StateKey: t.StateKey, RequestTimeout: 30 * time.Second, Observer: t.Observer}
 	for _, name := range t.Members {
-		m := s.agents[name]
+		m := c.agents[name]
 		spec.RunTimeout = max(spec.RunTimeout, m.RunTimeout)
 		spec.RequestTimeout = max(spec.RequestTimeout, m.RequestTimeout)
 		if spec.MaxInlineBytes == 0 || (m.MaxInlineBytes > 0 && m.MaxInlineBytes < spec.MaxInlineBytes) {
@@ -60,8 +60,11 @@ func (s *Service) teamAgentSpec(t *TeamSpec) *AgentSpec {
 type teamRun struct {
 	d    *driver
 	spec *TeamSpec
-	tm   *mapping.Team
-	v1   bool
+	// specs are the agents of the catalog the team run started with
+	// (a reload does not change a run in progress).
+	specs map[string]*AgentSpec
+	tm    *mapping.Team
+	v1    bool
 
 	msgs    chan memberMsg
 	members []*memberRun // in the order they joined the run
@@ -124,8 +127,8 @@ type memberMsg struct {
 }
 
 // newTeamRun prepares a team run on d.
-func newTeamRun(d *driver, spec *TeamSpec) *teamRun {
-	return &teamRun{d: d, spec: spec, v1: d.in.IsV1(), msgs: make(chan memberMsg, 64)}
+func newTeamRun(d *driver, spec *TeamSpec, cat *agentCatalog) *teamRun {
+	return &teamRun{d: d, spec: spec, specs: cat.agents, v1: d.in.IsV1(), msgs: make(chan memberMsg, 64)}
 }
 
 // setupTeam builds the run's Team; the driver's shell does the rest.
@@ -150,7 +153,7 @@ func (t *teamRun) setup() {
 // join adds a member to the run and starts its upstream work.
 func (t *teamRun) join(ctx context.Context, name string, plan *resumePlan, parts []*a2a.Part, sendsInput bool) {
 	d := t.d
-	spec := d.svc.agents[name]
+	spec := t.specs[name]
 	rec := d.thread.Members[name]
 	m := &memberRun{name: name, spec: spec, parts: parts, sendsInput: sendsInput}
 	if rec != nil {
@@ -193,7 +196,7 @@ func (t *teamRun) join(ctx context.Context, name string, plan *resumePlan, parts
 
 // description is the member's card description, for SUBAGENT_STARTED.
 func (t *teamRun) description(ctx context.Context, name string) string {
-	if ag, err := t.d.svc.agents[name].Connect(ctx); err == nil {
+	if ag, err := t.specs[name].Connect(ctx); err == nil {
 		if c, ok := ag.(interface{ Card() *a2a.AgentCard }); ok && c.Card() != nil {
 			return c.Card().Description
 		}

@@ -151,7 +151,7 @@ func (s *Service) Cancel(ctx context.Context, agent, threadID string) (*ThreadVi
 	if err != nil {
 		return nil, err
 	}
-	if s.teams[agent] != nil {
+	if s.teamSpec(agent) != nil {
 		return s.cancelTeam(ctx, th)
 	}
 	if th.ActiveRunID != "" && !s.stale(th) {
@@ -193,7 +193,7 @@ func (s *Service) cancelTeam(ctx context.Context, th *Thread) (*ThreadView, erro
 		if rec.TaskID == "" || a2a.IsTerminal(a2a.TaskState(rec.TaskState)) {
 			continue
 		}
-		spec := s.agents[name]
+		spec := s.agentSpec(name)
 		if spec == nil {
 			continue
 		}
@@ -273,7 +273,10 @@ func (s *Service) cancelRun(ctx context.Context, th *Thread) (*ThreadView, error
 		v.Cancel = res
 		return v, nil
 	}
-	spec := s.agents[th.Key.Agent]
+	spec := s.agentSpec(th.Key.Agent)
+	if spec == nil {
+		return nil, unknownAgent(th.Key.Agent)
+	}
 	conn, err := spec.Connect(ctx)
 	var task *a2a.Task
 	if err == nil {
@@ -329,11 +332,14 @@ func (s *Service) cancelIdle(ctx context.Context, th *Thread) (*ThreadView, erro
 	if f := s.takeFollower(th.Key, a2a.TaskID(th.TaskID)); f != nil {
 		f.release() // nobody will resume it now
 	}
-	conn, err := s.agents[agent].Connect(ctx)
+	spec := s.agentSpec(agent)
+	if spec == nil {
+		return nil, unknownAgent(agent)
+	}
+	conn, err := spec.Connect(ctx)
 	if err != nil {
 		return nil, agentError(agent, err)
 	}
-	spec := s.agents[agent]
 	cctx, cancel := context.WithTimeout(ctx, spec.RequestTimeout)
 	defer cancel()
 	task, err := conn.CancelTask(cctx, a2a.TaskID(th.TaskID))

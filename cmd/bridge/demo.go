@@ -54,7 +54,7 @@ func cmdDemo(ctx context.Context, args []string, stdout io.Writer, log *slog.Log
 	}
 	return serve(ctx, cfg, log, func(addr net.Addr) {
 		printDemo(stdout, "http://"+addr.String(), demo.Names(), cfg.Store.Path)
-	})
+	}, nil)
 }
 
 func printDemo(w io.Writer, base string, names []string, storePath string) {

@@ -1,6 +1,6 @@
 // Command bridge puts remote A2A agents in front of AG-UI frontends.
 //
-//	bridge serve --config FILE [--listen ADDR]
+//	bridge serve --config FILE [--listen ADDR] [--watch]
 //	bridge demo [--listen ADDR] [--replicas N] [--redis URL]
 //	bridge check --config FILE
 //	bridge health [--url URL | --config FILE]
@@ -21,7 +21,9 @@ import (
 const usage = `bridge puts remote A2A agents in front of AG-UI frontends.
 
 Usage:
-  bridge serve --config FILE [--listen ADDR]   run from a YAML config
+  bridge serve --config FILE [--listen ADDR] [--watch]
+                                               run from a YAML config; SIGHUP (or, with
+                                               --watch, a change of FILE) reloads it
   bridge demo [--listen ADDR]                  built-in demo agents + the bridge, no setup
   bridge demo --replicas N [--redis URL]       the same with N bridge instances sharing one Redis
   bridge check --config FILE                   validate the config and resolve every agent card

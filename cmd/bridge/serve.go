@@ -17,6 +17,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
@@ -28,7 +29,6 @@ import (
 	"github.com/a2a-agui-bridge/bridge/config"
 	"github.com/a2a-agui-bridge/bridge/console"
 	"github.com/a2a-agui-bridge/bridge/limits"
-	"github.com/a2a-agui-bridge/bridge/mapping"
 	"github.com/a2a-agui-bridge/bridge/observe"
 	"github.com/a2a-agui-bridge/bridge/tasks"
 )
@@ -39,9 +39,13 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	path := fs.String("config", "", "YAML config `file` (required)")
 	listen := fs.String("listen", "", "`host:port` to listen on (overrides the config's listen)")
+	watch := fs.Bool("watch", false, "reload the config when the file changes (as on SIGHUP)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	// From here SIGHUP reloads the config instead of ending the process.
+	hup, stopHUP := notifyHUP()
+	defer stopHUP()
 	if *path == "" {
 		return exitError{2, "serve needs --config FILE"}
 	}
@@ -52,16 +56,21 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if *listen != "" {
 		cfg.Listen = *listen
 	}
-	log, err := observe.NewRedactingLogger(stderr, cfg.Log.Format, cfg.Log.Level, cfg.RedactKeys)
-	if err != nil {
+	level := new(slog.LevelVar)
+	if err := observe.SetLevel(level, cfg.Log.Level); err != nil {
 		return exitError{2, err.Error()} // Validate already refused bad values
+	}
+	log, err := observe.NewRedactingLoggerVar(stderr, cfg.Log.Format, level, cfg.RedactKeys)
+	if err != nil {
+		return exitError{2, err.Error()}
 	}
 	if err := checkExposure(cfg); err != nil {
 		return err
 	}
+	rl := &reloading{path: *path, listen: *listen, watch: *watch, level: level, hup: hup}
 	return serve(ctx, cfg, log, func(addr net.Addr) {
 		log.Info("bridge listening", "addr", addr.String(), "agents", len(cfg.Agents), "store", cfg.Store.Kind)
-	})
+	}, rl)
 }
 
 // instruments are what serve makes before wiring the bridge: metrics,
@@ -152,87 +161,60 @@ func allowLists(cfg *config.Config) func(principal, agent string) bool {
 
 // bridge is the wired bridge: the run service and its HTTP handler.
 type bridge struct {
-	svc     *tasks.Service
-	handler *aguihttp.Handler
+	svc *tasks.Service
+	// handler serves every request with the current config generation's
+	// handler (reload.go); Shutdown ends the streams of every generation.
+	handler *live
 	// public is handler as served: it keeps each request's Authorization
 	// for the agents that forward the caller's token.
-	public  http.Handler
+	public http.Handler
+	// remotes are the first generation's agents (serve checks their setup).
 	remotes map[string]*remoteAgent
+	// limiter and inst stay the same across reloads; the limiter's caps
+	// change with them.
+	limiter *limits.Limiter
+	store   tasks.Store
+	log     *slog.Logger
+	inst    instruments
 }
 
-func (b *bridge) closeAgents() {
-	for _, r := range b.remotes {
-		r.close()
-	}
-}
+func (b *bridge) closeAgents() { b.handler.close() }
 
 // build wires the configured agents, the run service and the HTTP handler
 // over store, with the metrics and tracing of inst.
 func build(cfg *config.Config, store tasks.Store, log *slog.Logger, inst instruments) *bridge {
-	remotes := make(map[string]*remoteAgent, len(cfg.Agents))
-	specs := make([]tasks.AgentSpec, 0, len(cfg.Agents))
-	for _, a := range cfg.Agents {
-		r := newRemoteAgent(a, inst)
-		remotes[a.Name] = r
-		var runs tasks.RunObserver // stays a nil interface without metrics
-		if inst.metrics != nil {
-			runs = inst.metrics.Agent(a.Name)
-		}
-		specs = append(specs, tasks.AgentSpec{
-			Name: a.Name,
-			Connect: func(ctx context.Context) (tasks.Agent, error) {
-				ag, err := r.connect(ctx)
-				if err != nil {
-					return nil, err // never a typed nil inside the interface
-				}
-				return ag, nil
-			},
-			RunTimeout:     time.Duration(a.Timeouts.Run),
-			IdleTimeout:    time.Duration(a.Timeouts.Idle),
-			RequestTimeout: time.Duration(a.Timeouts.Request),
-			PollInitial:    time.Duration(a.Poll.Initial),
-			PollMax:        time.Duration(a.Poll.Max),
-			StatusText:     mapping.StatusTextPolicy(a.StatusText),
-			InterruptTTL:   time.Duration(a.InterruptTTL),
-			StateKey:       a.StateKey,
-			MaxInlineBytes: int(cfg.Server.MaxInlineBytes),
-			Observer:       runs,
-			MaxEventBytes:  int(cfg.Limits.MaxEventBytes),
-			MaxStateBytes:  int(cfg.Limits.MaxStateBytes),
-			RedactKeys:     cfg.RedactKeys,
-		})
-	}
+	g := newGeneration(cfg, nil, inst)
 	// Memory and embedded stores have this process as their only writer.
 	exclusive := cfg.Store.Kind == config.StoreMemory || cfg.Store.Kind == config.StoreEmbedded
-	var teamSpecs []tasks.TeamSpec
-	teams := make(map[string]*team, len(cfg.Teams))
-	for _, t := range cfg.Teams {
-		spec := tasks.TeamSpec{Name: t.Name, Description: t.Description, Strategy: t.Strategy, Members: t.Members}
-		if inst.metrics != nil {
-			spec.Observer = inst.metrics.Agent(t.Name)
-		}
-		teamSpecs = append(teamSpecs, spec)
-		tm := &team{cfg: t}
-		for _, m := range t.Members {
-			tm.members = append(tm.members, remotes[m])
-		}
-		teams[t.Name] = tm
-	}
-	limiter := limits.New(limits.Options{
+	limiter := limits.New(limiterOptions(cfg))
+	svc := tasks.NewService(tasks.Options{Store: store, Agents: g.specs, Teams: g.teamSpecs, Logger: log, ExclusiveStore: exclusive,
+		Tracer: inst.tracing.Tracer(), Admission: limiter, Lease: cfg.Store.Lease.Std(), Instance: instanceID()})
+	b := &bridge{svc: svc, handler: &live{}, remotes: g.remotes, limiter: limiter, store: store, log: log, inst: inst}
+	b.wire(g)
+	b.handler.install(g)
+	b.public = b.handler
+	return b
+}
+
+func limiterOptions(cfg *config.Config) limits.Options {
+	return limits.Options{
 		RequestsPerSecond: cfg.Limits.PerPrincipal.RequestsPerSecond,
 		Burst:             int(cfg.Limits.PerPrincipal.Burst),
 		RunsPerPrincipal:  int(cfg.Limits.PerPrincipal.ConcurrentRuns),
 		Runs:              int(cfg.Limits.ConcurrentRuns),
-	})
-	svc := tasks.NewService(tasks.Options{Store: store, Agents: specs, Teams: teamSpecs, Logger: log, ExclusiveStore: exclusive,
-		Tracer: inst.tracing.Tracer(), Admission: limiter, Lease: cfg.Store.Lease.Std(), Instance: instanceID()})
+	}
+}
+
+// wire builds generation g's HTTP handler over the run service.
+func (b *bridge) wire(g *generation) {
+	cfg, svc, inst := g.cfg, b.svc, g.inst
 	opts := aguihttp.Options{
 		Runner: aguihttp.RunnerFunc(func(ctx context.Context, agent string, in *agui.RunAgentInput) (aguihttp.Stream, error) {
 			return svc.StartRun(ctx, agent, in)
 		}),
-		Catalog:           &catalog{agents: remotes, teams: teams, store: store, log: log},
+		Catalog:           &catalog{agents: g.remotes, teams: g.teams, store: b.store, log: b.log},
 		Threads:           threads{svc},
-		Logger:            log,
+		Logger:            b.log,
 		MaxBodyBytes:      cfg.Server.MaxBodyBytes,
 		KeepAlive:         time.Duration(cfg.Server.KeepAlive),
 		CORSOrigins:       cfg.Server.CORSOrigins,
@@ -251,15 +233,15 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger, inst instrum
 		opts.Auth = inst.authn // never a typed nil inside the interface
 	}
 	if cfg.Limits.PerPrincipal.RequestsPerSecond > 0 {
-		opts.Admit = limiter.Allow
+		opts.Admit = b.limiter.Allow
 	}
 	if m := inst.metrics; m != nil {
 		opts.Metrics = m.Handler()
 		opts.SSEStreams = m.Streams(observe.TransportSSE)
 		opts.WebSockets = m.Streams(observe.TransportWebSocket)
 	}
-	h := aguihttp.New(opts)
-	return &bridge{svc: svc, handler: h, public: withCallerAuthorization(h, inst.authn), remotes: remotes}
+	g.handler = aguihttp.New(opts)
+	g.public = withCallerAuthorization(g.handler, inst.authn)
 }
 
 // withCallerAuthorization puts the request's Authorization header in its
@@ -308,7 +290,10 @@ func (t threads) Poll(ctx context.Context, agent, threadID string, after int64, 
 // their A2A tasks keep running, and the next start takes them over and
 // finishes them into the journal — WebSockets close with 1001, then the
 // store closes.
-func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening func(net.Addr)) error {
+//
+// With rl, SIGHUP (and with rl.watch a change of the file) reloads the
+// config (reload.go).
+func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening func(net.Addr), rl *reloading) error {
 	tracing, err := observe.NewTracing(ctx, observe.TracingOptions{
 		Exporter: cfg.Tracing.Exporter, Endpoint: cfg.Tracing.Endpoint, SampleRatio: cfg.Tracing.SampleRatio,
 	})
@@ -387,6 +372,13 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening 
 	go func() { serveErr <- srv.Serve(ln) }()
 	if listening != nil {
 		listening(ln.Addr())
+	}
+	if rl != nil {
+		rctx, stopReloads := context.WithCancel(ctx)
+		var reloads sync.WaitGroup
+		reloads.Go(func() { b.reloads(rctx, rl) })
+		defer reloads.Wait()
+		defer stopReloads()
 	}
 
 	select {
