@@ -3,7 +3,7 @@
 # golden, end-to-end against real a2asrv agents, fuzz seed corpora) and the
 # conformance suite (the real @ag-ui/client generations from npm against the
 # bridge, with Go and @a2a-js/sdk agents behind it), then the browser tests
-# (the web console and the React example in headless Chromium).
+# (the web console and the CopilotKit app in headless Chromium).
 
 GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2

@@ -60,7 +60,9 @@ function splitListen(addr) {
   if (i < 0) throw new Error(`--listen ${addr}: want HOST:PORT`);
   const port = Number(addr.slice(i + 1));
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--listen ${addr}: bad port`);
-  return { host: addr.slice(0, i) || '127.0.0.1', port };
+  // [::1]:4000 → ::1, which is what server.listen wants.
+  const host = addr.slice(0, i).replace(/^\[(.*)\]$/, '$1') || '127.0.0.1';
+  return { host, port };
 }
 
 const STATIC_TYPES = {

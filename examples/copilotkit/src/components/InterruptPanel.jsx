@@ -10,12 +10,12 @@ import { useAgent, useInterrupt } from '@copilotkit/react-core/v2';
 export default function InterruptPanel() {
   const element = useInterrupt({
     renderInChat: false,
-    render: ({ interrupts, resolve, cancel }) => <InterruptForm key={interrupts.map((i) => i.id).join()} interrupts={interrupts} resolve={resolve} cancel={cancel} />,
+    render: ({ interrupts, resolve }) => <InterruptForm key={interrupts.map((i) => i.id).join()} interrupts={interrupts} resolve={resolve} />,
   });
   return element ?? null;
 }
 
-function InterruptForm({ interrupts, resolve, cancel }) {
+function InterruptForm({ interrupts, resolve }) {
   const { agent } = useAgent();
   const [answers, setAnswers] = useState({});
   const [sending, setSending] = useState(false);
@@ -26,11 +26,14 @@ function InterruptForm({ interrupts, resolve, cancel }) {
     event.preventDefault();
     if (!complete) return;
     setSending(true);
-    // Each call but the last only records its answer; the last resumes.
-    for (const i of interrupts) {
-      const a = answers[i.id];
-      if (a.cancelled) await cancel(i.id);
-      else await resolve(a.payload, i.id);
+    try {
+      // Each call but the last only records its answer; the last resumes.
+      for (const i of interrupts) await resolve(answers[i.id].payload, i.id);
+    } catch (err) {
+      // The resume run failed: CopilotKit reports it to <CopilotChat>'s
+      // onError (shown beside the chat) and drops the pending interrupts.
+      console.error('resume failed', err);
+      setSending(false);
     }
   }
 
