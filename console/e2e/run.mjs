@@ -526,6 +526,12 @@ const scenarios = [
       await answered(page, answer);
       check(occurrences(await chatText(page), 'Hello from CopilotKit') === 2, 'the question shown once (and once inside the answer)');
       check((await page.getByTestId('copilot-user-message').count()) === 1, 'one user message');
+      // A second turn on the same thread: CopilotKit sends the whole
+      // conversation again; only the new message reaches the agent.
+      await chat(page, 'And a second one');
+      await answered(page, 'You said: And a second one. Here is a streamed answer.');
+      check(occurrences(await chatText(page), answer) === 1, 'the first answer is still shown once');
+      check((await page.getByTestId('copilot-assistant-message').count()) === 2, 'two answers in all');
     },
   },
   {
@@ -585,6 +591,13 @@ const scenarios = [
       } else {
         check(!(await chatText(page)).includes('ABC123'), 'nothing was booked');
       }
+      // The next turn resends the whole conversation, CopilotKit's tool
+      // message for the answered call included; the agent asks anew.
+      await chat(page, 'Book another one');
+      const again = await interruptForm(page, 1);
+      await again.locator('fieldset.approval').getByText('Approve?').waitFor();
+      check((await card.count()) === 2, `after a second proposal ${await card.count()} book_flight cards, want 2`);
+      check(occurrences(await chatText(page), answer) === 1, 'the first answer is still shown once');
     },
   })),
   {
