@@ -82,11 +82,11 @@ browsertest-deps:
 	fi
 	@command -v node >/dev/null || { echo "node (>= 20) is required for the browser tests"; exit 1; }
 	@if [ -x "$(CHROMIUM)" ]; then \
-		cd console/e2e && npm ci --no-audit --no-fund && cd ../../examples/copilotkit && npm ci --no-audit --no-fund && npm run build; \
+		cd console/e2e && npm ci --no-audit --no-fund && cd ../../examples/copilotkit && npm ci --no-audit --no-fund && npm run build --silent -- --logLevel warn; \
 	fi
 
 browsertest: browsertest-deps
-	@echo "== the console's JavaScript units (JSON Patch, the event fold)"
+	@echo "== the console's JavaScript units (JSON Patch, the event fold) and the CopilotKit runtime's start-up errors"
 	node --test --test-reporter=spec console/e2e/unit/
 	@echo "== browser tests (the console and the CopilotKit app in headless Chromium)"
 	@if [ -x "$(CHROMIUM)" ]; then \

@@ -24,11 +24,6 @@ import { parseArgs } from 'node:util';
 // before the runtime is imported, since it reads the variable at load time.
 process.env.COPILOTKIT_TELEMETRY_DISABLED ??= 'true';
 
-const { CopilotRuntime, ExperimentalEmptyAdapter, copilotRuntimeNodeHttpEndpoint } = await import('@copilotkit/runtime');
-// The same @ag-ui/client version the runtime depends on (0.0.59, pinned in
-// package.json), so npm installs one copy and the runtime drives our agents
-// with its own classes.
-const { HttpAgent } = await import('@ag-ui/client');
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values: opts } = parseArgs({
@@ -47,12 +42,24 @@ const dist = path.resolve(opts.dist);
 const AGENT_LIST_TIMEOUT_MS = 10_000;
 
 async function bridgeAgents() {
-  const res = await fetch(`${bridge}/agents`, { signal: AbortSignal.timeout(AGENT_LIST_TIMEOUT_MS) });
+  let res;
+  try {
+    res = await fetch(`${bridge}/agents`, { signal: AbortSignal.timeout(AGENT_LIST_TIMEOUT_MS) });
+  } catch (err) {
+    throw new Error(`cannot reach the bridge at ${bridge} (GET /agents: ${err.cause?.code ?? err.cause?.errors?.[0]?.code ?? err.cause?.message ?? err.message}); start it with \`go run ./cmd/bridge demo\` or pass --bridge URL`);
+  }
   if (!res.ok) throw new Error(`GET ${bridge}/agents: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`);
-  const body = await res.json();
-  const list = Array.isArray(body) ? body : body.agents;
+  let body;
+  try {
+    body = await res.json();
+  } catch {
+    throw new Error(`GET ${bridge}/agents: the answer is not JSON (is ${bridge} a bridge?)`);
+  }
+  const list = body?.agents;
   if (!Array.isArray(list) || list.length === 0) throw new Error(`GET ${bridge}/agents listed no agents`);
-  return list.map((a) => ({ name: a.name, description: a.description ?? '' }));
+  const bad = list.find((a) => typeof a?.name !== 'string' || a.name === '');
+  if (bad !== undefined) throw new Error(`GET ${bridge}/agents: an agent without a name: ${JSON.stringify(bad).slice(0, 200)}`);
+  return list.map((a) => ({ name: a.name, description: typeof a.description === 'string' ? a.description : '' }));
 }
 
 function splitListen(addr) {
@@ -91,7 +98,15 @@ function serveStatic(req, res) {
 }
 
 async function main() {
+  const { host, port } = splitListen(opts.listen);
+  // The bridge first: a wrong --bridge fails here, before the runtime's
+  // few seconds of loading.
   const agentList = await bridgeAgents();
+  const { CopilotRuntime, ExperimentalEmptyAdapter, copilotRuntimeNodeHttpEndpoint } = await import('@copilotkit/runtime');
+  // The same @ag-ui/client version the runtime depends on (0.0.59, pinned in
+  // package.json), so npm installs one copy and the runtime drives our agents
+  // with its own classes.
+  const { HttpAgent } = await import('@ag-ui/client');
   const agents = Object.fromEntries(
     agentList.map(({ name, description }) => [name, new HttpAgent({ agentId: name, description, url: `${bridge}/agents/${encodeURIComponent(name)}` })]),
   );
@@ -123,7 +138,6 @@ async function main() {
   server.requestTimeout = 0;
   server.headersTimeout = 30_000;
 
-  const { host, port } = splitListen(opts.listen);
   await new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, resolve);
@@ -141,6 +155,6 @@ async function main() {
 }
 
 main().catch((err) => {
-  console.error(`copilotkit runtime: ${err.stack ?? err}`);
+  console.error(`copilotkit runtime: ${err.message ?? err}`);
   process.exit(1);
 });
