@@ -7,7 +7,7 @@ import { agentName } from '../config.js';
 // "a2a" key and never overwrites the page's keys, such as userName here,
 // which goes to the agent with every run.
 export default function SharedState() {
-  const { state, setState } = useCoAgent({ name: agentName, initialState: {} });
+  const { state, setState } = useCoAgent({ name: agentName });
   const [name, setName] = useState('');
   const bridged = state?.a2a ?? {};
 
