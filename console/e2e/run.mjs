@@ -189,6 +189,17 @@ async function answered(page, text) {
   check(holders === 1, `${holders} assistant messages hold ${JSON.stringify(text)}`);
 }
 
+// bridgeThread is the bridge's record of the thread the CopilotKit page is
+// on (the runtime passes CopilotKit's threadId through): GET
+// /agents/{agent}/threads/{threadId}.
+async function bridgeThread(page, bridge, agent) {
+  const threadId = await page.locator('main[data-thread-id]').getAttribute('data-thread-id');
+  check(threadId, 'the page shows no thread id');
+  const res = await fetch(`${bridge}/agents/${agent}/threads/${encodeURIComponent(threadId)}`);
+  check(res.ok, `GET the thread ${threadId}: HTTP ${res.status}`);
+  return res.json();
+}
+
 // interruptForm waits for the useInterrupt form with n parts.
 async function interruptForm(page, n) {
   const form = page.getByRole('form', { name: 'Answer the agent' });
@@ -574,7 +585,7 @@ const scenarios = [
   ...['approve', 'deny', 'edit'].map((decision) => ({
     name: `copilotkit-approval-${decision}`,
     what: `CopilotKit app: the approver's book_flight call, ${decision === 'edit' ? 'approved with edited arguments' : decision === 'deny' ? 'denied' : 'approved'} through useInterrupt (tool_call interrupt)`,
-    async run({ page, copilotkitURL }) {
+    async run({ page, bridge, copilotkitURL }) {
       await openCopilotKit(page, copilotkitURL, 'approver');
       await chat(page, 'Book my flight');
       const form = await interruptForm(page, 1);
@@ -603,7 +614,15 @@ const scenarios = [
       await answered(page, answer);
       check((await form.count()) === 0, 'the interrupt form is gone');
       check((await card.count()) === 1, `after the resume ${await card.count()} book_flight cards, want 1`);
+      // The bridge's record of the thread, which a replay or another tab
+      // gets: the call has one result, and the answer is there once.
+      const thread = await bridgeThread(page, bridge, 'approver');
+      const callId = thread.messages.flatMap((m) => m.toolCalls ?? []).find((tc) => tc.function?.name === 'book_flight')?.id;
+      const results = thread.messages.filter((m) => m.role === 'tool' && m.toolCallId === callId);
+      check(results.length === 1, `the bridge's thread holds ${results.length} results for the call: ${JSON.stringify(results)}`);
+      check(thread.messages.filter((m) => m.role === 'assistant' && m.content === answer).length === 1, 'the bridge\'s thread holds the answer once');
       if (decision !== 'deny') {
+        check(results[0].content.includes('"status":"booked"'), `the bridge records the booking as the call's result: ${results[0].content}`);
         const result = await card.locator('.tool-result').innerText();
         check(result.includes('"status":"booked"') && result.includes('ABC123'), `the booking result on the call: ${result}`);
         check(result.includes(`"passengers":${decision === 'edit' ? 3 : 2}`), `the result books the ${decision === 'edit' ? 'edited' : 'proposed'} call: ${result}`);

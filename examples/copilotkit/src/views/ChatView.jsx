@@ -19,7 +19,12 @@ export default function ChatView() {
   const [background, setBackground] = useState('');
 
   return (
-    <main className="app" data-background={background || undefined} style={background ? { background } : undefined}>
+    <main
+      className="app"
+      data-thread-id={agent?.threadId}
+      data-background={background || undefined}
+      style={background ? { background } : undefined}
+    >
       <header>
         <h1>{agentName}</h1>
         <p className="muted">
