@@ -705,6 +705,7 @@ const scenarios = [
       const alert = page.getByRole('alert');
       await alert.getByText('upstream LLM quota exceeded').waitFor();
       await idle(page);
+      check((await alert.getAttribute('data-code')) === 'a2a_failed', `the bridge's RUN_ERROR code reaches the page: ${await alert.getAttribute('data-code')}`);
       await page.screenshot({ path: path.join(shots, 'copilotkit-failer-error.png') });
       await alert.getByRole('button', { name: 'Dismiss' }).click();
       await alert.waitFor({ state: 'detached' });

@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { CopilotChat, useAgent } from '@copilotkit/react-core/v2';
 import { agentName, withParams } from '../config.js';
 import InterruptPanel from '../components/InterruptPanel.jsx';
@@ -17,6 +17,17 @@ export default function ChatView() {
   const { agent } = useAgent();
   const [error, setError] = useState(null);
   const [background, setBackground] = useState('');
+
+  // The run's RUN_ERROR as the bridge sent it (its stable code and message);
+  // cleared when the next run starts.
+  useEffect(() => {
+    if (!agent) return undefined;
+    const subscription = agent.subscribe({
+      onRunStartedEvent: () => setError(null),
+      onRunErrorEvent: ({ event }) => setError({ code: event.code ?? 'error', message: event.message }),
+    });
+    return () => subscription.unsubscribe();
+  }, [agent]);
 
   return (
     <main
@@ -42,7 +53,9 @@ export default function ChatView() {
       <div className="layout">
         <section className="chat" aria-label="Conversation">
           <CopilotChat
-            onError={({ error: err, code }) => setError({ code: String(code ?? 'error'), message: err?.message ?? String(err) })}
+            // Failures without a RUN_ERROR (the runtime unreachable, an HTTP
+            // error) reach only CopilotKit's error handler.
+            onError={({ error: err, code }) => setError((shown) => shown ?? { code: String(code ?? 'error'), message: err?.message ?? String(err) })}
           />
         </section>
         <aside className="side">
