@@ -121,6 +121,13 @@ type Options struct {
 	// else the agent shows — unless the agent reports that call's result
 	// itself first, which is then shown instead.
 	SentResults []SentToolResult
+	// ClientResults maps tool calls (AG-UI ids) whose result the client
+	// already holds as a tool message of its own — CopilotKit adds one to
+	// every tool_call resume — to that message's id. The call's result
+	// then replaces that message's content, shown as a MESSAGES_SNAPSHOT
+	// (which clients apply by id, in place), instead of a TOOL_CALL_RESULT
+	// (which every client adds as a second tool message).
+	ClientResults map[string]string
 	// Prior are the events the run already wrote to its journal, when this
 	// translator takes the run over (a bridge restart, an instance that
 	// died): it continues the run where they end, without RUN_STARTED and

@@ -172,6 +172,9 @@ func (t *teamRun) join(ctx context.Context, name string, plan *resumePlan, parts
 		if !plan.cancel {
 			opt.SentResults = plan.results
 		}
+		if d.resume != nil {
+			opt.ClientResults = d.resume.echoed // the whole request's, made by the plan
+		}
 		if rec != nil && rec.TaskID == string(plan.taskID) {
 			for _, id := range rec.TaskArtifacts {
 				opt.EarlierArtifacts = append(opt.EarlierArtifacts, a2a.ArtifactID(id))
