@@ -805,13 +805,19 @@ async function main() {
   await waitReady(`${bridge}/readyz`, child, 30_000, 'bridge demo');
   // The CopilotKit app's runtime (examples/copilotkit/server.mjs) hosts the
   // demo bridge's agents and serves the built app from the same origin.
+  const runtimeLog = path.join(work, 'copilotkit-runtime.log');
   const runtime = start('node', [path.join(example, 'server.mjs'), '--listen', `127.0.0.1:${await freePort()}`, '--bridge', bridge, '--dist', dist], {
     cwd: example,
-    logFile: path.join(work, 'copilotkit-runtime.log'),
+    logFile: runtimeLog,
     captureStdout: true,
     env: { COPILOTKIT_TELEMETRY_DISABLED: 'true' },
   });
-  const copilotkitURL = (await firstJSONLine(runtime, 60_000, 'the CopilotKit runtime (examples/copilotkit/server.mjs)')).url;
+  const copilotkitURL = await firstJSONLine(runtime, 60_000, 'the CopilotKit runtime (examples/copilotkit/server.mjs)').then(
+    (ready) => ready.url,
+    (err) => {
+      throw new Error(`${err.message}\n${path.relative(root, runtimeLog)}:\n${tail(runtimeLog, 20)}`);
+    },
+  );
 
   const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
   let passed = 0;
