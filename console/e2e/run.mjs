@@ -738,8 +738,11 @@ async function restartableBridge(bin, agentsBin) {
   let agentsURL = null;
   let agents = null;
   let child = null;
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
+  let starts = 0;
+  // The port is taken at the first start, not when the suite begins: a
+  // port found free minutes earlier may be another process's by then.
+  let port = 0;
+  let url = '';
   const config = path.join(work, 'restart-bridge.yaml');
   const store = path.join(work, 'restart-bridge.db');
   fs.rmSync(store, { force: true });
@@ -748,6 +751,9 @@ async function restartableBridge(bin, agentsBin) {
     // that key, as principal "alice".
     async start({ apiKey } = {}) {
       if (!agentsURL) {
+        port = await freePort();
+        url = `http://127.0.0.1:${port}`;
+        this.url = url;
         agents = start(agentsBin, ['--listen', '127.0.0.1:0'], { cwd: work, logFile: path.join(work, 'restart-agents.log'), captureStdout: true });
         agentsURL = (await firstJSONLine(agents, 30_000, 'demo-agents')).agents;
         fs.writeFileSync(config, [
@@ -763,7 +769,8 @@ async function restartableBridge(bin, agentsBin) {
           '',
         ].join('\n'));
       }
-      child = start(bin, ['serve', '--config', config], { cwd: work, logFile: path.join(work, 'restart-bridge.log') });
+      starts++;
+      child = start(bin, ['serve', '--config', config], { cwd: work, logFile: path.join(work, `restart-bridge-${starts}.log`) });
       await waitReady(`${url}/readyz`, child, 30_000, 'bridge serve');
       return this;
     },
