@@ -85,6 +85,7 @@ import {
   jsCitySchema,
   jsStreamerAnswer,
 } from './agents/texts.mjs';
+import { frameworkAgents, frameworkScenarios } from './frameworks/scenarios.mjs';
 import { AUTH_REASON, anyString, dataURL, match, optional } from './lib/harness.mjs';
 
 // Mirrors of examples/agents/executors.go.
@@ -413,6 +414,9 @@ export const scenarios = [
     resume: { payload: { city: 'Paris' }, answer: jsAskerAnswer('Paris') },
     clients: INTERRUPT_CLIENTS,
   },
+
+  // Agents built with Google ADK for JS and Mastra (issue 17): frameworks/scenarios.mjs.
+  ...frameworkScenarios,
 ];
 
 /**
@@ -437,11 +441,12 @@ function quietApproval(prefix, agent, expect, args, bookedAnswer, denied) {
 }
 
 /**
- * bridgeAgents lists the bridge config's agents from the two agent
- * processes' announcements: every Go agent under its own name plus the
- * streamer pinned to each binding, and every JS agent under its own name.
+ * bridgeAgents lists the bridge config's agents from the agent processes'
+ * announcements: every Go agent under its own name plus the streamer pinned
+ * to each binding, every JS agent under its own name, and the framework
+ * agents (frameworks/scenarios.mjs frameworkAgents).
  */
-export function bridgeAgents(goAgents, jsAgents) {
+export function bridgeAgents(goAgents, jsAgents, fwAgents = {}) {
   const list = [];
   for (const [name, a] of Object.entries(goAgents)) list.push({ name, url: a.url });
   const s = goAgents.streamer;
@@ -455,6 +460,7 @@ export function bridgeAgents(goAgents, jsAgents) {
   }
   // Nothing listens on the discard port: a member that is down (team panel).
   if (s) list.push({ name: 'offline', url: 'http://127.0.0.1:9/' });
+  list.push(...frameworkAgents(fwAgents));
   return list;
 }
 
