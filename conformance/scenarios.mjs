@@ -42,6 +42,12 @@
 // initialState: {...}              the HttpAgent's initialState (sent as RunAgentInput.state).
 // tools: [...]                     RunAgentInput.tools of every run (runAgent({tools})).
 // expect may also hold             (any expectation)
+//   serverTools: [{name, args,     calls the agent ran itself: each exactly one TOOL_CALL_START
+//     result}]                     (marked ag-ui:tool-execution server), ARGS, END, one
+//                                  TOOL_CALL_RESULT containing `result`, one tool message
+//   streamed: true                 the answer came in at least two TEXT_MESSAGE_CONTENT deltas
+//   never: ["…"]                   texts never shown in assistant messages or interrupt messages
+//                                  (every run of the row)
 //   state: pattern                 the client's final state matches (lib/harness.mjs matchJSON:
 //                                  exact keys, optional()/anyString placeholders); the first
 //                                  state event is STATE_SNAPSHOT and deltas stay under /a2a
@@ -61,6 +67,9 @@
 //                                  toolResults?: {member: resultContains}} answers every interrupt
 //                                  in one run (1.0.0/0.0.59). Attribution rules: lib/teams.mjs.
 // forwardedProps: {...}            runAgent({forwardedProps}) of the first run (team rows).
+// followUp: {text, answer}         a second turn on the same thread: run 2 (user says `text`)
+//                                  must answer `answer` exactly once.
+// Every run of every row also gets one tool-call card per call (lib/harness.mjs toolCardProblems).
 // frontendTool: {tool, args,       a frontend tool round trip: run 1 (with `tools`) ends with
 //   result, answer, state?}        one pending call of `tool` with `args` (1.0.0: in
 //                                  outcome.pendingToolCallIds); then a tool message with

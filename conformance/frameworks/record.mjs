@@ -131,10 +131,12 @@ async function recordAdk() {
       await r.stream(endpoint, 'message/stream', { message: userText03(text) });
       r.save();
     }
+    // The function_response the bridge sends for an approval (tasks/resume.go
+    // answerParts): {approved, args} with the approved or edited arguments in full.
     for (const [name, response] of [
-      ['approval-approve', { approved: true }],
-      ['approval-deny', { approved: false }],
-      ['approval-edit', { approved: true, editedArgs: { nights: 5 } }],
+      ['approval-approve', { approved: true, args: { destination: 'Lisbon', nights: 3 } }],
+      ['approval-deny', { approved: false, args: { destination: 'Lisbon', nights: 3 } }],
+      ['approval-edit', { approved: true, args: { destination: 'Lisbon', nights: 5 } }],
     ]) {
       const r = await begin(name);
       const first = await r.stream(endpoint, 'message/stream', { message: userText03('book a trip to Lisbon') });
@@ -188,7 +190,7 @@ async function recordMastra(version) {
     for (const [name, resume] of [
       ['approval-approve', { approved: true }],
       ['approval-deny', { approved: false }],
-      ['approval-edit', { approved: true, editedArgs: { nights: 4 } }],
+      ['approval-edit', { approved: true, editedArgs: { destination: 'Rome', nights: 4 } }],
     ]) {
       const { r, endpoint } = await begin(name);
       const first = await r.stream(endpoint, method, { message: user('book a trip to Rome') }, headers);
