@@ -80,6 +80,11 @@ type resumePlan struct {
 	// members holds a team's resume split by member: each member's
 	// answers go to its own task. The plan itself then holds them all.
 	members map[string]*resumePlan
+	// echoed are the AG-UI tool calls whose result the client sent itself
+	// beside the resume that approves them (CopilotKit's useInterrupt
+	// does): the client's tool message stands as the call's one result,
+	// so the run reports none of its own for them.
+	echoed []string
 }
 
 // member returns the part of the plan for a team member, creating it.
@@ -106,7 +111,8 @@ type replay struct {
 // results), a rejection, a replay of an earlier identical resume, or a
 // resume plan.
 func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInput) (*resumePlan, *replay, *rejection) {
-	if rej := checkToolResults(th, in); rej != nil {
+	echoed, rej := checkToolResults(th, in)
+	if rej != nil {
 		return nil, nil, rej
 	}
 	if len(in.Resume) == 0 {
@@ -150,7 +156,7 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 		}
 	}
 
-	plan := &resumePlan{cancel: true}
+	plan := &resumePlan{cancel: true, echoed: echoed}
 	now := time.Now()
 	var acks []any
 	memberAcks := map[string][]any{}
@@ -185,6 +191,9 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 			return nil, nil, &rejection{CodeResumePayloadInvalid, fmt.Sprintf("interrupt %s: %v", p.Interrupt.ID, err)}
 		}
 		plan.parts = append(plan.parts, parts...)
+		if result != nil && slices.Contains(echoed, result.Call.ToolCallID) {
+			result = nil // the client's own tool message is the result
+		}
 		if result != nil {
 			plan.results = append(plan.results, *result)
 		}
@@ -250,28 +259,59 @@ func (s *Service) unknownInterrupt(ctx context.Context, th *Thread, id string) *
 }
 
 // checkToolResults refuses a client-made tool message for a call the
-// remote agent executes: only the agent produces those results.
-func checkToolResults(th *Thread, in *agui.RunAgentInput) *rejection {
+// remote agent executes: only the agent produces those results. One
+// exception: a tool message for a call whose approval interrupt the same
+// request resumes says what the resume says (CopilotKit's useInterrupt
+// appends one to every tool_call resolution, PEERS.md §13). It is accepted,
+// never forwarded (the resume is the answer), and returned in echoed so the
+// run shows it as the call's only result.
+func checkToolResults(th *Thread, in *agui.RunAgentInput) (echoed []string, rej *rejection) {
 	if len(th.ToolCalls) == 0 {
-		return nil
+		return nil, nil
 	}
 	known := map[string]bool{}
 	for _, m := range th.Messages {
 		known[m.ID] = true
 	}
+	resumed := resumedToolCalls(th, in)
 	for _, m := range in.Messages {
 		if m.Role != agui.RoleTool || known[m.ID] {
 			continue
 		}
+		if resumed[m.ToolCallID] {
+			if !slices.Contains(echoed, m.ToolCallID) {
+				echoed = append(echoed, m.ToolCallID)
+			}
+			continue
+		}
 		for _, ref := range th.ToolCalls {
 			if ref.ToolCallID == m.ToolCallID {
-				return &rejection{CodeToolResultNotAllowed, fmt.Sprintf(
+				return nil, &rejection{CodeToolResultNotAllowed, fmt.Sprintf(
 					"tool call %s (%s) is executed by the remote agent; answer its approval interrupt instead of sending a result",
 					ref.ToolCallID, ref.Name)}
 			}
 		}
 	}
-	return nil
+	return echoed, nil
+}
+
+// resumedToolCalls are the AG-UI tool calls whose pending approval
+// interrupt in's resume answers.
+func resumedToolCalls(th *Thread, in *agui.RunAgentInput) map[string]bool {
+	if len(in.Resume) == 0 {
+		return nil
+	}
+	answered := make(map[string]bool, len(in.Resume))
+	for _, r := range in.Resume {
+		answered[r.InterruptID] = true
+	}
+	out := map[string]bool{}
+	for _, p := range th.Interrupts {
+		if p.ToolCall != nil && answered[p.Interrupt.ID] {
+			out[p.ToolCall.ToolCallID] = true
+		}
+	}
+	return out
 }
 
 // answerParts turns one resume entry into what the agent receives. A tool

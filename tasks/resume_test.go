@@ -219,7 +219,9 @@ func TestResumeContractRules(t *testing.T) {
 			if c.input != nil {
 				req = c.input(in)
 			} else {
-				req = resumeInput("th", "r2", resolved(in.ID, `{"approved":true}`))
+				// Without the resume of the call's approval: a result
+				// only the agent may produce.
+				req = input("th", "r2")
 				req.Messages = append(req.Messages, agui.Message{ID: "forged", Role: agui.RoleTool, ToolCallID: in.ToolCallID,
 					Content: agui.TextContent(`{"status":"booked"}`)})
 			}
@@ -436,6 +438,85 @@ func TestToolApproval(t *testing.T) {
 			again := rawEvents(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r2", resolved(in.ID, c.payload)))))
 			if diff := cmp.Diff(first, again); diff != "" || len(agent.sent) != 2 {
 				t.Fatalf("replay differs or reached the agent (%d sends): %s", len(agent.sent), diff)
+			}
+		})
+	}
+}
+
+// TestToolApprovalWithTheClientsToolMessage: CopilotKit's useInterrupt
+// resolves a tool_call interrupt with the resume and also appends a tool
+// message carrying the answer (PEERS.md §13). That message is redundant:
+// the run goes through, the agent gets one function_response, and the
+// client's message is the call's one result — live, in the thread and in
+// a replay — whether or not the agent echoes the call's result.
+func TestToolApprovalWithTheClientsToolMessage(t *testing.T) {
+	t.Parallel()
+	for _, echo := range []bool{false, true} {
+		t.Run(map[bool]string{false: "no-echo", true: "echo"}[echo], func(t *testing.T) {
+			t.Parallel()
+			response := a2a.NewDataPart(map[string]any{"id": "c1", "name": "book_flight", "response": map[string]any{"status": "booked"}})
+			response.Metadata = map[string]any{"adk_type": "function_response"}
+			turn2 := []scripted{{ev: status(a2a.TaskStateWorking)}}
+			if echo {
+				turn2 = append(turn2, scripted{ev: status(a2a.TaskStateWorking, response)})
+			}
+			turn2 = append(turn2, scripted{ev: chunk("Booked.", false)}, scripted{ev: status(a2a.TaskStateCompleted)})
+			agent := &scriptedAgent{streaming: true, turns: [][]scripted{
+				{{ev: task(a2a.TaskStateSubmitted, "")}, {ev: status(a2a.TaskStateInputRequired, a2a.NewTextPart("Book LH123?"), callPart("c1"))}},
+				turn2,
+			}}
+			svc, store := newTestService(t, agent, nil)
+			in, _ := interruptRun(t, svc, "th")
+			resume := func() *agui.RunAgentInput {
+				req := resumeInput("th", "r1", resolved(in.ID, `{"approved":true}`)) // CopilotKit reuses the runId
+				req.Messages = append(req.Messages, agui.Message{ID: "ck-tool-1", Role: agui.RoleTool, ToolCallID: in.ToolCallID,
+					Content: agui.TextContent(`{"approved":true}`)})
+				return req
+			}
+			events := collect(t, must(svc.StartRun(t.Context(), "a", resume())))
+			var snapshot *agui.MessagesSnapshot
+			for _, e := range events {
+				switch e := e.(type) {
+				case *agui.RunError:
+					t.Fatalf("RUN_ERROR %s: %s", e.Code, e.Message)
+				case *agui.ToolCallResult:
+					t.Fatalf("a second result for the call the client answered: %+v", e)
+				case *agui.ToolCallStart:
+					t.Fatal("the resumed run re-emitted the call")
+				case *agui.MessagesSnapshot:
+					if snapshot == nil {
+						snapshot = e
+					}
+				}
+			}
+			if _, ok := events[len(events)-1].(*agui.RunFinished); !ok {
+				t.Fatalf("the run ended with %s", events[len(events)-1].Type())
+			}
+			countResults := func(msgs []agui.Message) (n int) {
+				for _, m := range msgs {
+					if m.Role == agui.RoleTool && m.ToolCallID == in.ToolCallID {
+						n++
+					}
+				}
+				return n
+			}
+			if snapshot == nil || countResults(snapshot.Messages) != 1 {
+				t.Fatalf("the run's journal must hold the client's tool message once (MESSAGES_SNAPSHOT %+v)", snapshot)
+			}
+			if len(agent.sent) != 2 || len(agent.sent[1].Parts) != 1 || agent.sent[1].Parts[0].Metadata["adk_type"] != "function_response" {
+				t.Fatalf("the agent must get the approval once, as one function_response: %+v", agent.sent)
+			}
+			th, err := store.GetThread(t.Context(), ThreadKey{Agent: "a", ThreadID: "th"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if countResults(th.Messages) != 1 || len(th.ToolCalls) != 1 || !th.ToolCalls[0].Reported || len(th.Interrupts) != 0 {
+				t.Fatalf("thread: %d results, calls %+v, %d interrupts pending", countResults(th.Messages), th.ToolCalls, len(th.Interrupts))
+			}
+			// The same request again (a retry) is answered from the journal.
+			again := collect(t, must(svc.StartRun(t.Context(), "a", resume())))
+			if len(agent.sent) != 2 || len(again) != len(events) {
+				t.Fatalf("the retry reached the agent (%d sends) or differs (%d events, want %d)", len(agent.sent), len(again), len(events))
 			}
 		})
 	}

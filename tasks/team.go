@@ -246,6 +246,9 @@ func (t *teamRun) resume(ctx context.Context) {
 	slices.SortFunc(names, func(a, b string) int {
 		return slices.Index(t.spec.Members, a) - slices.Index(t.spec.Members, b)
 	})
+	// d.parts opens with every member's answers (the resume plan's parts);
+	// each member gets its own answers and what the user wrote next.
+	userParts := d.parts[len(d.resume.parts):]
 	for _, name := range names {
 		if t.spec.Strategy == StrategyRouter {
 			t.routed = name
@@ -253,7 +256,7 @@ func (t *teamRun) resume(ctx context.Context) {
 		if t.spec.Strategy == StrategySequential {
 			t.stage = slices.Index(t.spec.Members, name)
 		}
-		t.join(ctx, name, d.resume.members[name], d.parts, len(d.parts) > 0)
+		t.join(ctx, name, d.resume.members[name], userParts, len(userParts) > 0)
 	}
 }
 
