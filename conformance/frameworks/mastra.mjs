@@ -200,9 +200,14 @@ function mastraA2AHandler(mastraApp, taskStore) {
       res.end();
       return;
     }
-    // Flush each chunk as Mastra produces it, so streaming stays streaming.
-    for await (const c of response.body) res.write(c);
-    res.end();
+    // Flush each chunk as Mastra produces it, so streaming stays streaming;
+    // a body that breaks mid-stream cuts the connection (the headers are out).
+    try {
+      for await (const c of response.body) res.write(c);
+      res.end();
+    } catch (err) {
+      res.destroy(err);
+    }
   };
 }
 
