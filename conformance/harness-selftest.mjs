@@ -826,6 +826,17 @@ const cases = {
     scenario: { expect: { answer: 'First.' }, followUp: { text: 'again', answer: 'Second.' } },
     want: ALL(false),
   },
+  'tool-approve-copilotkit': {
+    // the client's tool message beside the resume stands as the result: the run reports none
+    stream: approval((b) => (b.messages.some((m) => m.role === 'tool' && m.toolCallId === 'tc-1') ? text(`m-${b.runId}`, 'Booked.') : booked(b, true))),
+    scenario: { expect: toolExpect, resume: { ...approve, toolMessage: true } },
+    want: INTERRUPT_ONLY,
+  },
+  'tool-approve-copilotkit-result-too': {
+    stream: approval(booked),
+    scenario: { expect: toolExpect, resume: { ...approve, toolMessage: true } },
+    want: INTERRUPT_FAILS,
+  },
   'http-500': {
     status: 500,
     stream: () => [],

@@ -23,7 +23,9 @@
 //                                  exactly once. toolResult true: no TOOL_CALL_START/ARGS/END
 //                                  again and exactly one TOOL_CALL_RESULT on the interrupted
 //                                  toolCallId (containing `resultContains`); false (a denial):
-//                                  no TOOL_CALL_RESULT at all.
+//                                  no TOOL_CALL_RESULT at all. toolMessage true: the client also
+//                                  adds {role: tool, toolCallId, content: payload JSON} (CopilotKit),
+//                                  which must stand as the call's one result (no TOOL_CALL_RESULT).
 //   authorize: {agent, when}       a sign-in out of band: the harness POSTs
 //                                  <agent's base URL>authorize?task=<metadata.a2a.taskId> (the
 //                                  runner resolves the Go agent's URL from the demo agents'

@@ -38,9 +38,10 @@ const mastraApproval = {
 const mastraEdited = { ...mastra.bookingArgs(), nights: 4 };
 
 /**
- * approvals is the approve, deny and edit rows of one agent's approval tool.
- * The result the resumed run reports is the decision the bridge sent (the
- * agents report the tool's own result later, or never): resultContains.
+ * approvals is the approve, deny and edit rows of one agent's approval tool,
+ * and an approval sent the way CopilotKit sends it. The result the resumed
+ * run reports is the decision the bridge sent (the agents report the tool's
+ * own result later, or never): resultContains.
  */
 function approvals(prefix, agent, text, expect, args, edited, booked, denied) {
   return [
@@ -54,7 +55,15 @@ function approvals(prefix, agent, text, expect, args, edited, booked, denied) {
     expect,
     resume: { payload, answer, toolResult: true, resultContains },
     clients: INTERRUPT_CLIENTS,
-  }));
+  })).concat({
+    // As CopilotKit's useInterrupt resolves it: the resume and the call's tool message.
+    name: `${prefix}-approve-copilotkit`,
+    agent,
+    text,
+    expect,
+    resume: { payload: { approved: true }, answer: booked(args), toolResult: true, toolMessage: true },
+    clients: INTERRUPT_CLIENTS,
+  });
 }
 
 export const frameworkScenarios = [

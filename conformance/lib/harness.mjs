@@ -750,7 +750,9 @@ export async function newAgent(version, url, userText, initialState, transport =
  * denial is a result too), on its toolCallId, before the first text of the
  * answer, containing `resultContains` if given, none for any other id, and
  * exactly one tool message for it in the thread; with `toolResult` false no
- * TOOL_CALL_RESULT at all.
+ * TOOL_CALL_RESULT at all. With `toolMessage` (the client sent the call's
+ * tool message beside the resume, as CopilotKit does) that message is the
+ * call's one result: no TOOL_CALL_RESULT for it, one tool message.
  */
 export function resumeToolProblems(r, rec, messages, answered) {
   const p = [];
@@ -763,6 +765,17 @@ export function resumeToolProblems(r, rec, messages, answered) {
     return p;
   }
   const firstText = rec.events.findIndex((e) => e.type === 'TEXT_MESSAGE_START' || e.type === 'TEXT_MESSAGE_CHUNK');
+  if (r.toolMessage) {
+    for (const id of ids) {
+      const mine = results.filter((e) => e.toolCallId === id);
+      if (mine.length > 0) p.push(`${mine.length} TOOL_CALL_RESULT for ${JSON.stringify(id)} beside the client's own tool message, want 0: ${JSON.stringify(mine)}`);
+      const toolMsgs = messages.filter((m) => m.role === 'tool' && m.toolCallId === id).length;
+      if (toolMsgs !== 1) p.push(`${toolMsgs} tool messages for ${JSON.stringify(id)} in the thread, want 1 (the client's)`);
+    }
+    const stray = results.filter((e) => !ids.includes(e.toolCallId));
+    if (stray.length > 0) p.push(`TOOL_CALL_RESULT for unknown toolCallIds: ${stray.map((e) => e.toolCallId).join(', ')}`);
+    return p;
+  }
   for (const id of ids) {
     const mine = results.filter((e) => e.toolCallId === id);
     if (mine.length !== 1) p.push(`${mine.length} TOOL_CALL_RESULT for toolCallId ${JSON.stringify(id)}, want 1`);
@@ -947,6 +960,12 @@ export async function runScenario(s, version, url, timeoutMs, transport = 'sse')
   if (s.resume && problems.length === 0) {
     const pending = [...(agent.pendingInterrupts ?? first.terminal?.interrupts ?? [])];
     const resume = pending.map((i) => ({ interruptId: i.id, status: 'resolved', payload: s.resume.payload }));
+    if (s.resume.toolMessage) {
+      // CopilotKit's useInterrupt also appends the answer as the call's tool message (PEERS.md §13).
+      for (const i of pending.filter((x) => x.reason === 'tool_call')) {
+        agent.addMessage({ id: randomUUID(), role: 'tool', toolCallId: i.toolCallId, content: JSON.stringify(s.resume.payload) });
+      }
+    }
     const before = assistantText(agent.messages);
     const auth = s.resume.authorize;
     const signed = auth ? await resumeAfterSignIn(auth, agent, url, pending, resume, timeoutMs) : { rec: await runOnce(agent, { resume }, timeoutMs), problems: [] };
