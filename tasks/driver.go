@@ -495,6 +495,7 @@ func (d *driver) drive() {
 				upstream = err
 				break
 			}
+			ev = completedTask(ctx, d.agent, d.spec.RequestTimeout, ev)
 			if !d.deliver(ev) {
 				if d.tr.TaskState() != a2a.TaskStateAuthRequired {
 					break

@@ -320,6 +320,19 @@ func resumedToolCalls(th *Thread, in *agui.RunAgentInput) map[string]bool {
 // result too; any other answer is the payload as a data part, plus a text
 // part when it is a string.
 func answerParts(p mapping.PendingInterrupt, r agui.ResumeEntry) ([]*a2a.Part, *mapping.SentToolResult, error) {
+	if p.ToolCall != nil && p.AnswerAs == mapping.AnswerResumeData {
+		// Mastra reads the first data part of the message as the tool's
+		// resumeData: the payload as the user gave it (the schema the
+		// tool declared was checked above).
+		if r.Status == agui.ResumeCancelled {
+			return nil, &mapping.SentToolResult{Call: *p.ToolCall, Response: map[string]any{"cancelled": true}}, nil
+		}
+		value, err := decodePayload(r.Payload)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []*a2a.Part{a2a.NewDataPart(value)}, &mapping.SentToolResult{Call: *p.ToolCall, Response: value}, nil
+	}
 	if p.ToolCall != nil {
 		var answer struct {
 			Approved   bool            `json:"approved"`
@@ -350,17 +363,26 @@ func answerParts(p mapping.PendingInterrupt, r agui.ResumeEntry) ([]*a2a.Part, *
 	if isAbsent(r.Payload) {
 		return nil, nil, nil
 	}
-	var value any
-	dec := json.NewDecoder(bytes.NewReader(r.Payload))
-	dec.UseNumber()
-	if err := dec.Decode(&value); err != nil {
-		return nil, nil, fmt.Errorf("payload is not JSON: %v", err)
+	value, err := decodePayload(r.Payload)
+	if err != nil {
+		return nil, nil, err
 	}
 	parts := []*a2a.Part{a2a.NewDataPart(value)}
 	if s, ok := value.(string); ok {
 		parts = append([]*a2a.Part{a2a.NewTextPart(s)}, parts...)
 	}
 	return parts, nil, nil
+}
+
+// decodePayload decodes a resume payload, numbers kept exact.
+func decodePayload(raw json.RawMessage) (any, error) {
+	var value any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&value); err != nil {
+		return nil, fmt.Errorf("payload is not JSON: %v", err)
+	}
+	return value, nil
 }
 
 func isAbsent(raw json.RawMessage) bool {

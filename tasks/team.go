@@ -613,6 +613,7 @@ func (t *teamRun) upstream(m *memberRun) {
 				break
 			}
 			answered = true
+			ev = completedTask(ctx, agent, m.spec.RequestTimeout, ev)
 			if !report(ev) || !seen(ev) {
 				return
 			}
@@ -623,6 +624,7 @@ func (t *teamRun) upstream(m *memberRun) {
 			upstreamErr = err
 		} else {
 			answered = true
+			ev = completedTask(ctx, agent, m.spec.RequestTimeout, ev)
 			if !report(ev) || !seen(ev) {
 				return
 			}
