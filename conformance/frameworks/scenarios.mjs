@@ -25,11 +25,13 @@ const adkApproval = { interrupt: true, reason: 'tool_call', tool: 'book_trip', a
 const adkEdited = { ...adk.bookingArgs(), nights: 5 };
 
 // Mastra: the suspension's data part {suspendPayload: {toolCallId, toolName,
-// args, …}, resumeSchema: "<JSON Schema>"} is a first-class tool_call
-// interrupt whose responseSchema is that schema, parsed.
+// args, suspendPayload: <the tool's own payload>}, resumeSchema: "<JSON
+// Schema>"} is a first-class tool_call interrupt whose responseSchema is that
+// schema, parsed, and whose message is the tool's question.
 const mastraApproval = {
   interrupt: true,
   reason: 'tool_call',
+  question: mastra.bookQuestion,
   tool: 'book_trip',
   args: mastra.bookingArgs(),
   responseSchema: mastra.resumeSchema(),
