@@ -349,6 +349,32 @@ const secondTurn = (b) => {
   return [start(b), ...text(`m-${b.runId}`, users > 1 ? 'Second.' : 'First.'), finish(b)];
 };
 
+/**
+ * viewFake is a bridge-like agent named "fake" that also serves the thread
+ * view (GET threads/<id>): a server-executed call and its result, with the
+ * view holding the result `results` times.
+ */
+const viewFake = (results) => async (req, res, sub, query, body) => {
+  const m = /^threads\/([^/]+)$/.exec(sub);
+  if (req.method === 'GET' && m) {
+    const result = { id: 'tr-st-1', role: 'tool', toolCallId: 'st-1', content: '{"confirmation":"ABC123"}' };
+    const messages = [
+      { id: 'u-1', role: 'user', content: 'hello' },
+      { id: 'm-c', role: 'assistant', content: '', toolCalls: [call('st-1')] },
+      ...Array.from({ length: results }, (_, i) => ({ ...result, id: `tr-st-1-${i}` })),
+      { id: 'm-s', role: 'assistant', content: 'Booked it.' },
+    ];
+    return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ agent: 'fake', threadId: decodeURIComponent(m[1]), messages }));
+  }
+  if (sub !== '') return res.writeHead(404).end();
+  const b = JSON.parse(body);
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const events = serverTool()(b);
+  events.splice(1, 0, snap({ a2a: { agent: 'fake' } }));
+  for (const e of events) res.write(`data: ${JSON.stringify(e)}\n\n`);
+  res.end();
+};
+
 /** name → (body) => events; `want` = expected ok per client version. */
 const cases = {
   answer: {
@@ -837,6 +863,8 @@ const cases = {
     scenario: { expect: toolExpect, resume: { ...approve, toolMessage: true } },
     want: INTERRUPT_FAILS,
   },
+  'thread-view-one-result': { serve: viewFake(1), scenario: { agent: 'fake', expect: serverToolExpect }, want: ALL(true) },
+  'thread-view-two-results': { serve: viewFake(2), scenario: { agent: 'fake', expect: serverToolExpect }, want: ALL(false) },
   'http-500': {
     status: 500,
     stream: () => [],

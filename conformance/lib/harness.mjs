@@ -339,6 +339,24 @@ export function threadToolCardProblems(messages) {
   return p;
 }
 
+/**
+ * threadViewToolProblems reads the thread as a reconnecting client or
+ * another tab would (GET <agent URL>/threads/<threadId>, outside the fetch
+ * tap) and holds it to the same rule: each tool call once across the
+ * assistant messages, and at most one tool message (result) per call.
+ */
+export async function threadViewToolProblems(url, threadId, timeoutMs) {
+  const threadURL = `${url}/threads/${encodeURIComponent(threadId)}`;
+  const view = await sideRequest('GET', threadURL, Date.now() + timeoutMs);
+  if (view.status !== 200) return [`GET ${threadURL}: ${view.status ?? view.error} ${oneLine(view.text ?? '')}`];
+  const messages = view.json?.messages ?? [];
+  const p = threadToolCardProblems(messages).map((x) => `thread view: ${x}`);
+  for (const [id, n] of countBy(messages.filter((m) => m.role === 'tool').map((m) => m.toolCallId))) {
+    if (n > 1) p.push(`thread view: ${n} tool messages (results) for tool call ${JSON.stringify(id)}, want at most 1`);
+  }
+  return p;
+}
+
 function countBy(values) {
   const m = new Map();
   for (const v of values) m.set(v, (m.get(v) ?? 0) + 1);
@@ -956,7 +974,7 @@ export async function runScenario(s, version, url, timeoutMs, transport = 'sse')
   let problems = judge(firstExpect, first, agent.messages, version, agent.state);
   problems.push(...bridgeStateProblems(s, firstExpect, first, agent.state));
   problems.push(...threadToolCardProblems(agent.messages));
-  if (s.followUp && problems.length === 0) return runFollowUp(s, agent, runs, version, timeoutMs);
+  if (s.followUp && problems.length === 0) return runFollowUp(s, agent, url, runs, version, timeoutMs);
   if (s.resume && problems.length === 0) {
     const pending = [...(agent.pendingInterrupts ?? first.terminal?.interrupts ?? [])];
     const resume = pending.map((i) => ({ interruptId: i.id, status: 'resolved', payload: s.resume.payload }));
@@ -987,6 +1005,8 @@ export async function runScenario(s, version, url, timeoutMs, transport = 'sse')
     problems = problems.map((x) => `resumed run: ${x}`);
     if ((agent.pendingInterrupts ?? []).length > 0) problems.push(`resumed run: pendingInterrupts still ${JSON.stringify(agent.pendingInterrupts)}`);
   }
+  // Rows through the bridge (they name its agent; the self-test's fakes serve no thread view).
+  if (s.agent && problems.length === 0) problems.push(...(await threadViewToolProblems(url, agent.threadId, timeoutMs)));
   return { ok: problems.length === 0, problems, runs, messages: agent.messages };
 }
 
@@ -997,7 +1017,7 @@ export async function runScenario(s, version, url, timeoutMs, transport = 'sse')
  * what it added — an answer that depends on run 1 (memory) shows the
  * context reached the agent.
  */
-async function runFollowUp(s, agent, runs, version, timeoutMs) {
+async function runFollowUp(s, agent, url, runs, version, timeoutMs) {
   agent.addMessage({ id: randomUUID(), role: 'user', content: s.followUp.text });
   const before = assistantText(agent.messages);
   const second = await runOnce(agent, {}, timeoutMs);
@@ -1010,6 +1030,7 @@ async function runFollowUp(s, agent, runs, version, timeoutMs) {
     ...bridgeStateProblems(s, expect, second, agent.state),
     ...threadToolCardProblems(agent.messages),
   ].map((x) => `second turn: ${x}`);
+  if (s.agent && problems.length === 0) problems.push(...(await threadViewToolProblems(url, agent.threadId, timeoutMs)));
   return { ok: problems.length === 0, problems, runs, messages: agent.messages };
 }
 
