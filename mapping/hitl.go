@@ -208,6 +208,14 @@ func (t *Translator) report(out []agui.Event, callID string, response any) []agu
 	if err != nil {
 		content = []byte(`null`)
 	}
+	if msgID := t.opt.ClientResults[ref.ToolCallID]; msgID != "" {
+		// The client holds a tool message for the call already: the
+		// result becomes its content, in place. A member's snapshot is
+		// made the run's by its Team (Team.Pass).
+		t.runMessages = append(t.runMessages, &runMessage{msg: agui.Message{ID: msgID, Role: agui.RoleTool,
+			ToolCallID: ref.ToolCallID, Content: agui.TextContent(string(content))}})
+		return t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
+	}
 	msgID := t.id("tool-result", ref.ToolCallID)
 	out = t.emit(out, &agui.ToolCallResult{Base: agui.Base{Metadata: map[string]any{ToolExecutionKey: "server"}},
 		MessageID: msgID, ToolCallID: ref.ToolCallID, Content: string(content), Role: agui.RoleTool})
@@ -300,22 +308,40 @@ func (t *Translator) Messages() []agui.Message {
 }
 
 // Conversation is the thread's messages after this run: the client's own
-// (with its ids, activity excluded) followed by the run's.
+// (with its ids, activity excluded) followed by the run's. A run message
+// with the id of one of the client's (a tool result in the client's own
+// tool message, Options.ClientResults) takes its place.
 func (t *Translator) Conversation() []agui.Message {
-	var out []agui.Message
+	var client []agui.Message
 	if t.opt.Input != nil {
-		for _, m := range t.opt.Input.Messages {
-			if m.Role != agui.RoleActivity {
-				out = append(out, m)
-			}
+		client = t.opt.Input.Messages
+	}
+	return conversation(client, t.Messages())
+}
+
+// conversation joins the client's messages (activity left out) and a run's:
+// a run message replaces the client's message of the same id in place, the
+// others follow in order.
+func conversation(client, run []agui.Message) []agui.Message {
+	byID := make(map[string]int, len(run))
+	for i, m := range run {
+		byID[m.ID] = i
+	}
+	used := make(map[string]bool, len(client))
+	out := make([]agui.Message, 0, len(client)+len(run))
+	for _, m := range client {
+		if m.Role == agui.RoleActivity {
+			continue
 		}
+		if i, ok := byID[m.ID]; ok {
+			m = run[i]
+		}
+		used[m.ID] = true
+		out = append(out, m)
 	}
-	seen := make(map[string]bool, len(out))
-	for _, m := range out {
-		seen[m.ID] = true
-	}
-	for _, m := range t.Messages() {
-		if !seen[m.ID] {
+	for _, m := range run {
+		if !used[m.ID] {
+			used[m.ID] = true
 			out = append(out, m)
 		}
 	}

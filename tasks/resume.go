@@ -80,11 +80,12 @@ type resumePlan struct {
 	// members holds a team's resume split by member: each member's
 	// answers go to its own task. The plan itself then holds them all.
 	members map[string]*resumePlan
-	// echoed are the AG-UI tool calls whose result the client sent itself
+	// echoed maps the AG-UI tool calls whose result the client sent itself
 	// beside the resume that approves them (CopilotKit's useInterrupt
-	// does): the client's tool message stands as the call's one result,
-	// so the run reports none of its own for them.
-	echoed []string
+	// does) to the id of that tool message: the call's result, when the
+	// run has it, replaces that message's content rather than adding a
+	// second tool message (mapping.Options.ClientResults).
+	echoed map[string]string
 }
 
 // member returns the part of the plan for a team member, creating it.
@@ -191,9 +192,6 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 			return nil, nil, &rejection{CodeResumePayloadInvalid, fmt.Sprintf("interrupt %s: %v", p.Interrupt.ID, err)}
 		}
 		plan.parts = append(plan.parts, parts...)
-		if result != nil && slices.Contains(echoed, result.Call.ToolCallID) {
-			result = nil // the client's own tool message is the result
-		}
 		if result != nil {
 			plan.results = append(plan.results, *result)
 		}
@@ -263,9 +261,9 @@ func (s *Service) unknownInterrupt(ctx context.Context, th *Thread, id string) *
 // exception: a tool message for a call whose approval interrupt the same
 // request resumes says what the resume says (CopilotKit's useInterrupt
 // appends one to every tool_call resolution, PEERS.md §13). It is accepted,
-// never forwarded (the resume is the answer), and returned in echoed so the
-// run shows it as the call's only result.
-func checkToolResults(th *Thread, in *agui.RunAgentInput) (echoed []string, rej *rejection) {
+// never forwarded (the resume is the answer), and returned in echoed (tool
+// call id → message id) so the run gives the call one result.
+func checkToolResults(th *Thread, in *agui.RunAgentInput) (echoed map[string]string, rej *rejection) {
 	if len(th.ToolCalls) == 0 {
 		return nil, nil
 	}
@@ -279,8 +277,11 @@ func checkToolResults(th *Thread, in *agui.RunAgentInput) (echoed []string, rej 
 			continue
 		}
 		if resumed[m.ToolCallID] {
-			if !slices.Contains(echoed, m.ToolCallID) {
-				echoed = append(echoed, m.ToolCallID)
+			if echoed == nil {
+				echoed = map[string]string{}
+			}
+			if _, dup := echoed[m.ToolCallID]; !dup {
+				echoed[m.ToolCallID] = m.ID
 			}
 			continue
 		}

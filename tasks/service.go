@@ -347,15 +347,6 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	// bridge holds, reconciled with what it sends now.
 	reconcile := false
 	in.Messages, reconcile = reconciled(current.Messages, in.Messages)
-	if plan != nil && len(plan.echoed) > 0 {
-		// The client's tool messages are those calls' results: the calls
-		// count as reported, and the run opens with the conversation that
-		// holds them, so its journal (a replay, another tab) shows each
-		// result once, as the client does.
-		current = current.Clone()
-		current.ToolCalls = markReported(current.ToolCalls, plan.echoed)
-		reconcile = true
-	}
 	// Results of the client's own tools go back to the task that asked for
 	// them, with any new user text.
 	var continueTask a2a.TaskID
@@ -538,18 +529,6 @@ func rejectedRun(key ThreadKey, in *agui.RunAgentInput, rej *rejection) *Run {
 		fixed = append(fixed, agui.Envelope{ThreadID: key.ThreadID, RunID: in.RunID, Event: b})
 	}
 	return &Run{Key: key, RunID: in.RunID, fixed: fixed}
-}
-
-// markReported returns calls with those of the given AG-UI ids marked as
-// reported.
-func markReported(calls []mapping.ToolCallRef, toolCallIDs []string) []mapping.ToolCallRef {
-	out := slices.Clone(calls)
-	for i := range out {
-		if slices.Contains(toolCallIDs, out[i].ToolCallID) {
-			out[i].Reported = true
-		}
-	}
-	return out
 }
 
 // reconciled merges the conversation the bridge holds for a thread with the

@@ -134,6 +134,7 @@ func (t *teamRun) setup() {
 	t.tm = mapping.NewTeam(mapping.TeamOptions{
 		ThreadID:     d.in.ThreadID,
 		RunID:        d.in.RunID,
+		Turn:         d.turn(),
 		Name:         t.spec.Name,
 		Strategy:     t.spec.Strategy,
 		V1:           t.v1,
@@ -171,6 +172,9 @@ func (t *teamRun) join(ctx context.Context, name string, plan *resumePlan, parts
 		opt.ResumedTask = plan.taskID
 		if !plan.cancel {
 			opt.SentResults = plan.results
+		}
+		if d.resume != nil {
+			opt.ClientResults = d.resume.echoed // the whole request's, made by the plan
 		}
 		if rec != nil && rec.TaskID == string(plan.taskID) {
 			for _, id := range rec.TaskArtifacts {

@@ -305,13 +305,30 @@ func TestTeamToolApprovalsWithTheClientsToolMessages(t *testing.T) {
 				Content: agui.TextContent(`{"approved":true}`)})
 		}
 		events = collectChecked(t, must(svc.StartRun(t.Context(), "team", in)), v1)
+		var last *agui.MessagesSnapshot
 		for _, e := range events {
 			switch e := e.(type) {
 			case *agui.RunError:
 				t.Fatalf("v1=%v: RUN_ERROR %s: %s", v1, e.Code, e.Message)
 			case *agui.ToolCallResult:
 				t.Fatalf("v1=%v: a second result for a call the client answered: %+v", v1, e)
+			case *agui.MessagesSnapshot:
+				last = e
 			}
+		}
+		// The run's last snapshot is the whole conversation, with each
+		// call's result in the client's own tool message, once.
+		if last == nil || last.SubagentRunID != "" {
+			t.Fatalf("v1=%v: snapshot %+v", v1, last)
+		}
+		tools := map[string]int{}
+		for _, m := range last.Messages {
+			if m.Role == agui.RoleTool {
+				tools[m.ID]++
+			}
+		}
+		if len(tools) != 2 || tools["ck-tool-a"] != 1 || tools["ck-tool-b"] != 1 {
+			t.Fatalf("v1=%v: tool messages in the snapshot %v", v1, tools)
 		}
 		if text := memberText(events); text["travel"] != "Booked " || text["hotel"] != "Reserved " {
 			t.Fatalf("v1=%v: text by member %q", v1, text)
