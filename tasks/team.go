@@ -137,6 +137,7 @@ func (t *teamRun) setup() {
 	t.tm = mapping.NewTeam(mapping.TeamOptions{
 		ThreadID:     d.in.ThreadID,
 		RunID:        d.in.RunID,
+		Turn:         d.turn(),
 		Name:         t.spec.Name,
 		Strategy:     t.spec.Strategy,
 		V1:           t.v1,
@@ -174,6 +175,9 @@ func (t *teamRun) join(ctx context.Context, name string, plan *resumePlan, parts
 		opt.ResumedTask = plan.taskID
 		if !plan.cancel {
 			opt.SentResults = plan.results
+		}
+		if d.resume != nil {
+			opt.ClientResults = d.resume.echoed // the whole request's, made by the plan
 		}
 		if rec != nil && rec.TaskID == string(plan.taskID) {
 			for _, id := range rec.TaskArtifacts {
@@ -249,6 +253,9 @@ func (t *teamRun) resume(ctx context.Context) {
 	slices.SortFunc(names, func(a, b string) int {
 		return slices.Index(t.spec.Members, a) - slices.Index(t.spec.Members, b)
 	})
+	// d.parts opens with every member's answers (the resume plan's parts);
+	// each member gets its own answers and what the user wrote next.
+	userParts := d.parts[len(d.resume.parts):]
 	for _, name := range names {
 		if t.spec.Strategy == StrategyRouter {
 			t.routed = name
@@ -256,7 +263,7 @@ func (t *teamRun) resume(ctx context.Context) {
 		if t.spec.Strategy == StrategySequential {
 			t.stage = slices.Index(t.spec.Members, name)
 		}
-		t.join(ctx, name, d.resume.members[name], d.parts, len(d.parts) > 0)
+		t.join(ctx, name, d.resume.members[name], userParts, len(userParts) > 0)
 	}
 }
 
@@ -613,6 +620,7 @@ func (t *teamRun) upstream(m *memberRun) {
 				break
 			}
 			answered = true
+			ev = completedTask(ctx, agent, m.spec.RequestTimeout, ev)
 			if !report(ev) || !seen(ev) {
 				return
 			}
@@ -623,6 +631,7 @@ func (t *teamRun) upstream(m *memberRun) {
 			upstreamErr = err
 		} else {
 			answered = true
+			ev = completedTask(ctx, agent, m.spec.RequestTimeout, ev)
 			if !report(ev) || !seen(ev) {
 				return
 			}
