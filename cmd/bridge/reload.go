@@ -140,6 +140,11 @@ func (l *live) close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	closed := map[any]bool{}
+	if len(l.all) > 0 && l.all[0].inst.authn != nil {
+		// The first generation's authenticator is serve's to close (later
+		// generations share it while the auth config is unchanged).
+		closed[l.all[0].inst.authn] = true
+	}
 	for _, g := range l.all {
 		for _, r := range g.remotes {
 			if !closed[r] {
@@ -147,8 +152,7 @@ func (l *live) close() {
 				r.close()
 			}
 		}
-		// The first generation's authenticator is serve's to close.
-		if a := g.inst.authn; a != nil && g != l.all[0] && !closed[a] {
+		if a := g.inst.authn; a != nil && !closed[a] {
 			closed[a] = true
 			a.Close()
 		}
