@@ -64,21 +64,32 @@ func TestDemoReplicasPortTaken(t *testing.T) {
 func TestDemoReplicas(t *testing.T) {
 	t.Parallel()
 	bridgeBin, _ := buildBinaries(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	c := startChild(t, "demo", bridgeBin, "demo", "--replicas", "2", "--listen", fmt.Sprintf("127.0.0.1:%d", port))
-	deadline := time.After(procStartTimeout)
-	for !strings.Contains(c.stdout.String(), "Press Ctrl-C") {
-		select {
-		case <-c.done:
-			t.Fatalf("demo exited: %v\n%s", c.err, c.stderr)
-		case <-deadline:
-			t.Fatalf("demo did not print its walkthrough:\n%s\n%s", c.stdout, c.stderr)
-		case <-time.After(pollInterval):
+	var c *child
+	var port int
+	// A port found free (and the one after it) can be taken by another
+	// test's server before the demo binds it, which the demo refuses with
+	// "is not free": try other ports.
+	for attempt := 0; c == nil; attempt++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port = ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		c = startChild(t, "demo", bridgeBin, "demo", "--replicas", "2", "--listen", fmt.Sprintf("127.0.0.1:%d", port))
+		deadline := time.After(procStartTimeout)
+		for c != nil && !strings.Contains(c.stdout.String(), "Press Ctrl-C") {
+			select {
+			case <-c.done:
+				if attempt < 2 && strings.Contains(c.stderr.String(), "is not free") {
+					c = nil
+					continue
+				}
+				t.Fatalf("demo exited: %v\n%s", c.err, c.stderr)
+			case <-deadline:
+				t.Fatalf("demo did not print its walkthrough:\n%s\n%s", c.stdout, c.stderr)
+			case <-time.After(pollInterval):
+			}
 		}
 	}
 	out := c.stdout.String()
