@@ -356,6 +356,7 @@ func (t *Translator) Translate(ev a2a.Event) []agui.Event {
 		return nil
 	}
 	out := t.Start()
+	out = t.decideByNext(out, ev)
 	switch e := ev.(type) {
 	case *a2a.Task:
 		if e == nil {
@@ -621,9 +622,10 @@ func (t *Translator) statusText(out []agui.Event, msg *a2a.Message, role statusR
 	}
 	if policy == StatusAuto {
 		switch {
-		case role == statusProgress && !t.answered && s.text.Len() == 0:
-			// The task's first status text: held until the next event
-			// decides what it is.
+		case role == statusProgress && !t.answered && s.text.Len() == 0 && onlyText(msg):
+			// The task's first status text, alone in its message (a
+			// placeholder's shape): held until the next event decides
+			// what it is (decideByNext).
 			s.text.WriteString(delta)
 			return out
 		case s.text.Len() > 0 && (t.answered || role == statusQuestion), role == statusProgress && t.answered:
@@ -653,6 +655,76 @@ func (t *Translator) statusText(out []agui.Event, msg *a2a.Message, role statusR
 		return out
 	}
 	return t.aside(out, s, delta, policy)
+}
+
+// decideByNext decides status text StatusAuto holds by the event after
+// it, before that event is shown, so the held text keeps its place: answer
+// text in an artifact or a reply makes it progress (artifactText decides
+// then); anything else the task shows — more status text, data, a tool
+// call, a surface — makes it the start of the answer. Events that show
+// nothing (a bare state change) and the task's end (complete, fail,
+// interrupt settle it) decide nothing here. Deciding at the next event
+// keeps what is held to one event, which a translator taking the run over
+// finds again in the task's snapshot.
+func (t *Translator) decideByNext(out []agui.Event, ev a2a.Event) []agui.Event {
+	if t.opt.StatusText != StatusAuto || t.statusRole != autoUndecided || t.status == nil || t.status.text.Len() == 0 {
+		return out
+	}
+	var msg *a2a.Message
+	switch e := ev.(type) {
+	case *a2a.ArtifactUpdate:
+		if e == nil || e.Artifact == nil || hasAnswerText(e.Artifact.Parts) || !hasParts(e.Artifact.Parts) {
+			return out
+		}
+		return t.decideStatus(out, autoAnswer)
+	case *a2a.StatusUpdate:
+		if e != nil && !a2a.IsTerminal(e.Status.State) && !a2a.IsInterrupted(e.Status.State) {
+			msg = e.Status.Message
+		}
+	case *a2a.Task:
+		if e != nil && !a2a.IsTerminal(e.Status.State) && !a2a.IsInterrupted(e.Status.State) {
+			msg = e.Status.Message
+		}
+	}
+	if msg == nil || msg.Role == a2a.RoleUser || onlyText(msg) {
+		return out // more status text is decided by statusText
+	}
+	return t.decideStatus(out, autoAnswer)
+}
+
+// onlyText reports a message whose parts are all text (thoughts included).
+func onlyText(msg *a2a.Message) bool {
+	if msg == nil {
+		return true
+	}
+	for _, p := range msg.Parts {
+		if p == nil {
+			continue
+		}
+		if _, ok := p.Content.(a2a.TextPart); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// hasAnswerText reports parts with answer text (not a thought).
+func hasAnswerText(parts []*a2a.Part) bool {
+	for _, p := range parts {
+		if p != nil && !isThought(p) && p.Text() != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func hasParts(parts []*a2a.Part) bool {
+	for _, p := range parts {
+		if p != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // autoDecision is what StatusAuto made of a task's status text.
