@@ -111,10 +111,19 @@ func (t *Translator) resumeFrom(events []agui.Event) {
 				t.fileN++
 			case "a2a.status":
 				t.activityID = e.MessageID
+			case A2UIActivityType:
+				t.restoreA2UI(e)
+			}
+		case *agui.ActivityDelta:
+			if e.ActivityType == A2UIActivityType {
+				t.restoreA2UI(e)
 			}
 		case *agui.Custom:
-			if e.Name == "a2a.file" {
+			switch e.Name {
+			case "a2a.file":
 				t.fileN++
+			case A2UICustomName:
+				t.restoreA2UI(e)
 			}
 		default:
 			continue
