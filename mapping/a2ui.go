@@ -55,7 +55,7 @@ func (v A2UIVersion) StandardCatalog() string {
 	case A2UIv08:
 		return "https://a2ui.org/specification/v0_8/standard_catalog_definition.json"
 	case A2UIv09:
-		return "https://a2ui.org/specification/v0_9/basic_catalog.json"
+		return "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
 	}
 	return "https://a2ui.org/specification/v0_10/catalogs/basic/catalog.json"
 }

@@ -481,6 +481,7 @@ func (d *driver) drive() {
 		msg.Metadata = d.resume.metadata
 	}
 	ctx = d.extend(ctx, msg)
+	ctx = d.activateA2UI(ctx, msg)
 	var upstream error
 	if d.agent.Streaming() {
 		var f *follower

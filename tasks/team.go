@@ -575,6 +575,7 @@ func (t *teamRun) upstream(m *memberRun) {
 		msg.Metadata[mapping.ExtensionURI] = mapping.ExtensionMetadata(t.d.in, t.spec.StateKey)
 		ctx = a2a.WithHeaders(ctx, map[string]string{"A2A-Extensions": mapping.ExtensionURI})
 	}
+	ctx = activateA2UI(ctx, m.spec, agent, t.d.in, msg)
 	var idle *time.Timer
 	if m.spec.IdleTimeout > 0 {
 		idle = time.AfterFunc(m.spec.IdleTimeout, func() { m.stop(errIdleTimeout) })
