@@ -211,3 +211,59 @@ func FuzzA2UIActionPart(f *testing.F) {
 		}
 	})
 }
+
+// TestA2UITakeover: a translator taking a run over from its journal
+// (Options.Prior) continues each surface's activity, and the Task snapshot
+// SubscribeToTask opens with — repeating the operations the journal shows —
+// shows nothing again.
+func TestA2UITakeover(t *testing.T) {
+	t.Parallel()
+	part := func(msgs ...any) *a2a.Part {
+		p := a2a.NewDataPart(msgs)
+		p.MediaType = A2UIMediaType
+		return p
+	}
+	create := part(
+		map[string]any{"version": "v0.9", "createSurface": map[string]any{"surfaceId": "s", "catalogId": "c"}},
+		map[string]any{"version": "v0.9", "updateComponents": map[string]any{"surfaceId": "s", "components": []any{
+			map[string]any{"id": "root", "component": "Text", "text": map[string]any{"path": "/v"}}}}})
+	msg := &a2a.Message{ID: "m1", Role: a2a.RoleAgent, Parts: []*a2a.Part{create}}
+	for _, v1 := range []bool{true, false} {
+		first := New(Options{ThreadID: "th", RunID: "r", V1: v1})
+		journal := first.Start()
+		journal = append(journal, first.Translate(&a2a.StatusUpdate{TaskID: "t", ContextID: "c",
+			Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: msg}})...)
+
+		next := New(Options{ThreadID: "th", RunID: "r", V1: v1, Prior: journal})
+		out := next.Translate(&a2a.Task{ID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: msg}})
+		out = append(out, next.Translate(&a2a.StatusUpdate{TaskID: "t", ContextID: "c", Status: a2a.TaskStatus{State: a2a.TaskStateCompleted,
+			Message: &a2a.Message{ID: "m2", Role: a2a.RoleAgent, Parts: []*a2a.Part{a2a.NewTextPart("Done."),
+				part(map[string]any{"version": "v0.9", "updateDataModel": map[string]any{"surfaceId": "s", "path": "/v", "value": 1}})}}}})...)
+		if err := agui.CheckStream(v1, append(journal, out...)); err != nil {
+			t.Fatalf("v1=%v: %v", v1, err)
+		}
+		var shown []string
+		for _, e := range out {
+			switch e := e.(type) {
+			case *agui.ActivitySnapshot:
+				shown = append(shown, "snapshot")
+			case *agui.ActivityDelta:
+				if e.MessageID != first.a2ui.surfaces["s"].activityID {
+					t.Errorf("the delta goes to activity %s, not the journal's", e.MessageID)
+				}
+				shown = append(shown, "delta")
+			case *agui.Custom:
+				if e.Name == A2UICustomName {
+					shown = append(shown, "custom")
+				}
+			}
+		}
+		want := []string{"delta"}
+		if !v1 {
+			want = []string{"custom"}
+		}
+		if diff := cmp.Diff(want, shown); diff != "" {
+			t.Errorf("v1=%v: A2UI events after the takeover (-want +got):\n%s", v1, diff)
+		}
+	}
+}
