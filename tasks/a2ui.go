@@ -47,8 +47,8 @@ type a2uiAction struct {
 // action the agent cannot take (it did not activate A2UI for this run, the
 // action is malformed or too large, or the thread is a team's) is an
 // *Error before anything is sent. With pending input-required interrupts
-// and no resume of its own, the input gets a resume answering them (the
-// part replaces the answers: see useA2UIAnswer).
+// the action is their answer: the input gets a resume for them unless it
+// carries one (whose payloads the part replaces: see useA2UIAnswer).
 func (s *Service) planA2UIAction(ctx context.Context, spec *AgentSpec, team *TeamSpec, th *Thread, in *agui.RunAgentInput) (*a2uiAction, error) {
 	if !mapping.HasA2UIAction(in.ForwardedProps) {
 		return nil, nil
@@ -76,13 +76,25 @@ func (s *Service) planA2UIAction(ctx context.Context, spec *AgentSpec, team *Tea
 		return nil, &Error{Status: http.StatusBadRequest, Code: CodeA2UIActionInvalid, Message: err.Error(), Err: err}
 	}
 	act := &a2uiAction{part: part}
-	if len(in.Resume) == 0 && len(th.Interrupts) > 0 {
-		for _, p := range th.Interrupts {
-			if p.ToolCall != nil || p.State != string(a2a.TaskStateInputRequired) {
-				return act, nil // the run must carry its own resume
-			}
+	if len(th.Interrupts) == 0 {
+		return act, nil
+	}
+	for _, p := range th.Interrupts {
+		if p.ToolCall != nil || p.State != string(a2a.TaskStateInputRequired) {
+			return act, nil // not questions an action answers: the run's own resume decides
 		}
-		act.resume = true
+	}
+	// The action answers the agent's questions. A 1.0 client must address
+	// pending interrupts itself (@ag-ui/client refuses a run that does not),
+	// so its resume may come along; the action is the answer either way.
+	act.resume = true
+	for _, r := range in.Resume {
+		if r.Status != agui.ResumeResolved {
+			return nil, &Error{Status: http.StatusBadRequest, Code: CodeA2UIActionInvalid,
+				Message: "forwardedProps.a2uiAction answers the pending interrupts; it cannot come with a resume that cancels " + r.InterruptID}
+		}
+	}
+	if len(in.Resume) == 0 {
 		payload, _ := json.Marshal(part.Data())
 		for _, p := range th.Interrupts {
 			in.Resume = append(in.Resume, agui.ResumeEntry{InterruptID: p.Interrupt.ID, Status: agui.ResumeResolved, Payload: payload})

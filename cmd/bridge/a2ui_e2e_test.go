@@ -280,3 +280,36 @@ func firstKey(s map[string][]map[string]any, surface string) string {
 	}
 	return ""
 }
+
+// TestA2UIActionWithResume: a 1.0 client must address pending interrupts
+// itself (@ag-ui/client refuses a run that does not), so the action comes
+// with a resume; the action is still the answer the agent gets. A resume
+// that cancels cannot come with an action.
+func TestA2UIActionWithResume(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	r := b.post(t, "wizard", a2uiBody("th-wiz-resume", "run-1", true, map[string]any{}, userMsg("u1", "Plan a trip")))
+	r.check(t, true)
+	o := r.outcome()
+	if o == nil || len(o.Interrupts) != 1 {
+		t.Fatalf("want one interrupt:\n%s", r.body)
+	}
+	action := map[string]any{"version": "v0.9", "action": map[string]any{"name": "next", "surfaceId": agents.WizardSurface,
+		"sourceComponentId": "next", "context": map[string]any{"destination": "Porto"}}}
+	body := func(run, status string) []byte {
+		var in map[string]any
+		_ = json.Unmarshal(a2uiBody("th-wiz-resume", run, true, map[string]any{mapping.ForwardedA2UIAction: action}, userMsg("u1", "Plan a trip")), &in)
+		in["resume"] = []any{map[string]any{"interruptId": o.Interrupts[0].ID, "status": status, "payload": action}}
+		b, _ := json.Marshal(in)
+		return b
+	}
+	cancel := b.post(t, "wizard", body("run-2", "cancelled"))
+	if cancel.status != http.StatusBadRequest || !strings.Contains(string(cancel.body), tasksCode("a2ui_action_invalid")) {
+		t.Fatalf("an action with a cancelling resume: %d %s", cancel.status, cancel.body)
+	}
+	r2 := b.post(t, "wizard", body("run-3", "resolved"))
+	r2.check(t, true)
+	if ops := opsJSON(allOps(r2.surfaces(t))); !strings.Contains(ops, "Plan a trip to Porto") {
+		t.Fatalf("step 2 surface: %s\n%s", ops, r2.body)
+	}
+}
