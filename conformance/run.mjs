@@ -81,6 +81,7 @@ function bridgeConfig(port, agents, teams) {
   for (const a of agents) {
     lines.push(`  - name: ${yamlString(a.name)}`, `    url: ${yamlString(a.url)}`);
     if (a.transports) lines.push(`    transports: [${a.transports.map(yamlString).join(', ')}]`);
+    if (a.a2ui) lines.push(`    a2ui: ${yamlString(a.a2ui)}`);
   }
   if (teams.length > 0) lines.push('teams:');
   for (const t of teams) {
