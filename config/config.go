@@ -31,7 +31,7 @@ const (
 	DefaultRequestTimeout    = Duration(30 * time.Second)
 	DefaultPollInitial       = Duration(250 * time.Millisecond)
 	DefaultPollMax           = Duration(5 * time.Second)
-	DefaultStatusText        = StatusTextMessage
+	DefaultStatusText        = StatusTextAuto
 	DefaultLogFormat         = LogText
 	DefaultLogLevel          = LogInfo
 	DefaultTracingExporter   = TracingNone
@@ -72,6 +72,7 @@ const (
 
 // Status-text policies (Agent.StatusText).
 const (
+	StatusTextAuto      = "auto"
 	StatusTextMessage   = "message"
 	StatusTextActivity  = "activity"
 	StatusTextReasoning = "reasoning"
@@ -305,9 +306,11 @@ type Agent struct {
 	Poll Poll `yaml:"poll"`
 
 	// StatusText says where the text of A2A status-update messages goes:
-	// "message" (default: assistant text, since many agents answer only there),
-	// "activity", "reasoning" or "none". The answer appears exactly once whatever
-	// the policy.
+	// "auto" (default: assistant text when the agent answers there — more
+	// status text follows, or the task completes with nothing else — and
+	// progress beside the answer when an artifact answers or the task asks),
+	// "message" (always assistant text), "activity", "reasoning" or "none".
+	// The answer appears exactly once whatever the policy.
 	StatusText string `yaml:"statusText"`
 
 	// InterruptTTL is how long a pending interrupt (input or auth required)

@@ -337,7 +337,7 @@ func TestParseSchemaErrors(t *testing.T) {
 				`agents[0].name: must match ^[a-z0-9][a-z0-9_-]{0,62}$: lowercase letters, digits, - and _, at most 63 characters (got "A") (line 3)`,
 				`agents[0].url: must be an http(s) URL (got "ftp://a") (line 4)`,
 				"agents[0].timeouts.run: must be > 0 (line 6)",
-				`agents[1].statusText: must be one of message, activity, reasoning, none (got "loud") (line 9)`,
+				`agents[1].statusText: must be one of auto, message, activity, reasoning, none (got "loud") (line 9)`,
 			},
 		},
 		{
@@ -345,7 +345,7 @@ func TestParseSchemaErrors(t *testing.T) {
 			yaml: "server: {maxBodyBytes: 0}\nagents: [{name: a, url: 'http://a', statusText: ''}]",
 			want: []string{
 				"server.maxBodyBytes: must be > 0 (got 0) (line 1)",
-				`agents[0].statusText: must be one of message, activity, reasoning, none (got "") (line 2)`,
+				`agents[0].statusText: must be one of auto, message, activity, reasoning, none (got "") (line 2)`,
 			},
 		},
 		{

@@ -320,9 +320,9 @@ func (a *Agent) validate(ps *problems, path string) {
 		ps.add(path+".stateKey", "must not be empty")
 	}
 	switch a.StatusText {
-	case StatusTextMessage, StatusTextActivity, StatusTextReasoning, StatusTextNone:
+	case StatusTextAuto, StatusTextMessage, StatusTextActivity, StatusTextReasoning, StatusTextNone:
 	default:
-		ps.add(path+".statusText", "must be one of message, activity, reasoning, none (got %q)", a.StatusText)
+		ps.add(path+".statusText", "must be one of auto, message, activity, reasoning, none (got %q)", a.StatusText)
 	}
 	switch a.A2UI {
 	case A2UIAuto, A2UIOn, A2UIOff:

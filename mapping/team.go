@@ -136,9 +136,16 @@ func (t *Team) Start() []agui.Event {
 // state version.
 func (t *Team) Pass(events []agui.Event) []agui.Event {
 	for _, e := range events {
-		if d, ok := e.(*agui.StateDelta); ok {
+		switch e := e.(type) {
+		case *agui.StateDelta:
 			t.stateVersion++
-			d.Metadata = t.stateMeta()
+			e.Metadata = t.stateMeta()
+		case *agui.MessagesSnapshot:
+			// A member replaced a message of the client's (a tool result,
+			// Options.ClientResults): the snapshot is the run's whole
+			// conversation, the run's own event.
+			e.Messages = t.Conversation()
+			e.SubagentRunID = ""
 		}
 		t.inOrder(e)
 	}
@@ -259,25 +266,14 @@ func (t *Team) Interrupts() []PendingInterrupt {
 // Conversation is the thread's messages after this run: the client's own,
 // then each member's in the order the members joined the run.
 func (t *Team) Conversation() []agui.Message {
-	var out []agui.Message
-	seen := map[string]bool{}
+	var client, run []agui.Message
 	if t.opt.Input != nil {
-		for _, m := range t.opt.Input.Messages {
-			if m.Role != agui.RoleActivity {
-				out = append(out, m)
-				seen[m.ID] = true
-			}
-		}
+		client = t.opt.Input.Messages
 	}
 	for _, name := range t.order {
-		for _, m := range t.members[name].Messages() {
-			if !seen[m.ID] {
-				out = append(out, m)
-				seen[m.ID] = true
-			}
-		}
+		run = append(run, t.members[name].Messages()...)
 	}
-	return out
+	return conversation(client, run)
 }
 
 // View is the team's part of the shared state now, with every member's

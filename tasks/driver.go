@@ -313,6 +313,7 @@ func (d *driver) setup() {
 		KnownToolCalls:   d.thread.ToolCalls,
 		ResumedTask:      d.resumedTask(),
 		SentResults:      d.sentResults(),
+		ClientResults:    d.clientResults(),
 		EarlierArtifacts: d.earlierArtifacts(),
 		Prior:            d.prior,
 		Reconcile:        d.reconcile,
@@ -368,6 +369,15 @@ func (d *driver) sentResults() []mapping.SentToolResult {
 		return nil
 	}
 	return d.resume.results
+}
+
+// clientResults are the tool messages the client sent for the calls this
+// run's resume approves (see resumePlan.echoed).
+func (d *driver) clientResults() map[string]string {
+	if d.resume == nil {
+		return nil
+	}
+	return d.resume.echoed
 }
 
 // earlierArtifacts are the artifacts of the thread's current task shown by
@@ -496,6 +506,7 @@ func (d *driver) drive() {
 				upstream = err
 				break
 			}
+			ev = completedTask(ctx, d.agent, d.spec.RequestTimeout, ev)
 			if !d.deliver(ev) {
 				if d.tr.TaskState() != a2a.TaskStateAuthRequired {
 					break

@@ -172,6 +172,9 @@ func (t *teamRun) join(ctx context.Context, name string, plan *resumePlan, parts
 		if !plan.cancel {
 			opt.SentResults = plan.results
 		}
+		if d.resume != nil {
+			opt.ClientResults = d.resume.echoed // the whole request's, made by the plan
+		}
 		if rec != nil && rec.TaskID == string(plan.taskID) {
 			for _, id := range rec.TaskArtifacts {
 				opt.EarlierArtifacts = append(opt.EarlierArtifacts, a2a.ArtifactID(id))
@@ -246,6 +249,9 @@ func (t *teamRun) resume(ctx context.Context) {
 	slices.SortFunc(names, func(a, b string) int {
 		return slices.Index(t.spec.Members, a) - slices.Index(t.spec.Members, b)
 	})
+	// d.parts opens with every member's answers (the resume plan's parts);
+	// each member gets its own answers and what the user wrote next.
+	userParts := d.parts[len(d.resume.parts):]
 	for _, name := range names {
 		if t.spec.Strategy == StrategyRouter {
 			t.routed = name
@@ -253,7 +259,7 @@ func (t *teamRun) resume(ctx context.Context) {
 		if t.spec.Strategy == StrategySequential {
 			t.stage = slices.Index(t.spec.Members, name)
 		}
-		t.join(ctx, name, d.resume.members[name], d.parts, len(d.parts) > 0)
+		t.join(ctx, name, d.resume.members[name], userParts, len(userParts) > 0)
 	}
 }
 
@@ -611,6 +617,7 @@ func (t *teamRun) upstream(m *memberRun) {
 				break
 			}
 			answered = true
+			ev = completedTask(ctx, agent, m.spec.RequestTimeout, ev)
 			if !report(ev) || !seen(ev) {
 				return
 			}
@@ -621,6 +628,7 @@ func (t *teamRun) upstream(m *memberRun) {
 			upstreamErr = err
 		} else {
 			answered = true
+			ev = completedTask(ctx, agent, m.spec.RequestTimeout, ev)
 			if !report(ev) || !seen(ev) {
 				return
 			}
