@@ -99,12 +99,6 @@ func isA2UIPart(p *a2a.Part) bool {
 	return mt == A2UIMediaType || mt == A2UIMediaTypeV010
 }
 
-// a2uiOpKinds are the message kinds of every published version. A message
-// of another kind is still forwarded when it addresses a surface (a later
-// version's), so the bridge does not have to know every version.
-var a2uiOpKinds = []string{"createSurface", "updateComponents", "updateDataModel", "deleteSurface",
-	"beginRendering", "surfaceUpdate", "dataModelUpdate"}
-
 // a2uiOp is one server-to-client A2UI message.
 type a2uiOp struct {
 	raw     json.RawMessage
@@ -133,6 +127,12 @@ func parseA2UIOps(data any) (ops []a2uiOp, bad []map[string]any) {
 	return ops, bad
 }
 
+// parseA2UIOp checks one message: an object with one operation (besides
+// "version") whose body names its surface. The operation's kind is not
+// checked against the published ones (v0.8: surfaceUpdate, dataModelUpdate,
+// beginRendering, deleteSurface; v0.9+: createSurface, updateComponents,
+// updateDataModel, deleteSurface): a later version's message that addresses
+// a surface is forwarded too, for renderers that know it.
 func parseA2UIOp(item any) (a2uiOp, string) {
 	m, ok := item.(map[string]any)
 	if !ok {

@@ -118,14 +118,24 @@ func (act *a2uiAction) useA2UIAnswer(plan *resumePlan, parts []*a2a.Part) []*a2a
 	return append([]*a2a.Part{act.part}, parts...)
 }
 
-// activateA2UI activates the run's A2UI version on ctx (the A2A-Extensions
-// service parameter of every call made with it) and adds the client's
-// capabilities to msg's metadata (nil: no message).
-func (d *driver) activateA2UI(ctx context.Context, msg *a2a.Message) context.Context {
-	return activateA2UI(ctx, d.spec, d.agent, d.in, msg)
+// activateA2UI activates the run's A2UI version on ctx: the A2A-Extensions
+// service parameter of every call made with it (send, GetTask, Subscribe,
+// CancelTask).
+func (d *driver) activateA2UI(ctx context.Context) context.Context {
+	return activateA2UI(ctx, d.spec, d.agent, d.in, nil)
 }
 
-// activateA2UI does it for any agent of a run (a team's members too).
+// addA2UICapabilities puts the client's A2UI capabilities in the metadata
+// of a message the run sends, when the run activates A2UI.
+func (d *driver) addA2UICapabilities(msg *a2a.Message) {
+	if v := a2uiVersion(d.spec, d.agent, d.in); v != "" {
+		msg.Metadata = mapping.WithA2UICapabilities(msg.Metadata,
+			mapping.A2UIClientCapabilities(d.in.ForwardedProps, v, d.spec.A2UICatalogs))
+	}
+}
+
+// activateA2UI does both for any agent of a run (a team's members too):
+// ctx activates the version, msg (nil: none) carries the capabilities.
 func activateA2UI(ctx context.Context, spec *AgentSpec, agent Agent, in *agui.RunAgentInput, msg *a2a.Message) context.Context {
 	v := a2uiVersion(spec, agent, in)
 	if v == "" {

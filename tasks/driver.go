@@ -441,6 +441,7 @@ func (d *driver) drive() {
 	// The run's A2A calls are spans of the run.
 	ctx, cancel := context.WithCancelCause(trace.ContextWithSpan(a2a.WithCallerAuthorization(d.svc.ctx, d.caller), d.span))
 	defer cancel(nil)
+	ctx = d.activateA2UI(ctx) // every call of the run (tasks/a2ui.go)
 	d.armStop(cancel)
 	defer d.disarm()
 	if d.svc.lease > 0 {
@@ -491,7 +492,7 @@ func (d *driver) drive() {
 		msg.Metadata = d.resume.metadata
 	}
 	ctx = d.extend(ctx, msg)
-	ctx = d.activateA2UI(ctx, msg)
+	d.addA2UICapabilities(msg)
 	var upstream error
 	if d.agent.Streaming() {
 		var f *follower
@@ -614,6 +615,7 @@ func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc)
 func (d *driver) forward(ctx context.Context) bool {
 	msg := a2a.NewUserMessage(d.resume.contextID, d.resume.taskID, d.parts...)
 	msg.Metadata = d.resume.metadata
+	d.addA2UICapabilities(msg)
 	accepted := false
 	if !d.agent.Streaming() {
 		ev, err := d.agent.Send(ctx, msg, true)
