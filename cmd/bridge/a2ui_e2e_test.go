@@ -1,10 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/config"
@@ -311,5 +315,55 @@ func TestA2UIActionWithResume(t *testing.T) {
 	r2.check(t, true)
 	if ops := opsJSON(allOps(r2.surfaces(t))); !strings.Contains(ops, "Plan a trip to Porto") {
 		t.Fatalf("step 2 surface: %s\n%s", ops, r2.body)
+	}
+}
+
+// extensionsSeen records the A2A-Extensions of every call the demo agents
+// receive, by method.
+type extensionsSeen struct {
+	a2asrv.PassthroughCallInterceptor
+	mu   sync.Mutex
+	seen []string // "method extensions"
+}
+
+func (e *extensionsSeen) Before(ctx context.Context, cc *a2asrv.CallContext, _ *a2asrv.Request) (context.Context, any, error) {
+	v, _ := cc.ServiceParams().Get("A2A-Extensions")
+	e.mu.Lock()
+	e.seen = append(e.seen, cc.Method()+" "+strings.Join(v, ","))
+	e.mu.Unlock()
+	return ctx, nil, nil
+}
+
+// TestA2UIOnEveryCall: every call of a run activates the agent's A2UI
+// version — the send, and the CancelTask of a resume that cancels the
+// wizard's question — and only that version, once.
+func TestA2UIOnEveryCall(t *testing.T) {
+	t.Parallel()
+	seen := &extensionsSeen{}
+	b := startBridgeWith(t, agents.Options{Delay: -1, CallInterceptor: seen}, nil)
+	r := b.post(t, "wizard", a2uiBody("th-every", "run-1", true, map[string]any{}, userMsg("u1", "Plan a trip")))
+	r.check(t, true)
+	o := r.outcome()
+	if o == nil || len(o.Interrupts) != 1 {
+		t.Fatalf("want one interrupt:\n%s", r.body)
+	}
+	var in map[string]any
+	_ = json.Unmarshal(a2uiBody("th-every", "run-2", true, map[string]any{}), &in)
+	in["resume"] = []any{map[string]any{"interruptId": o.Interrupts[0].ID, "status": "cancelled"}}
+	body, _ := json.Marshal(in)
+	r2 := b.post(t, "wizard", body)
+	r2.check(t, true)
+	seen.mu.Lock()
+	defer seen.mu.Unlock()
+	methods := map[string]bool{}
+	for _, s := range seen.seen {
+		method, exts, _ := strings.Cut(s, " ")
+		methods[method] = true
+		if exts != agents.A2UIv09URI {
+			t.Errorf("%s carried A2A-Extensions %q, want %q", method, exts, agents.A2UIv09URI)
+		}
+	}
+	if !methods["SendStreamingMessage"] || !methods["CancelTask"] {
+		t.Fatalf("calls seen: %v", seen.seen)
 	}
 }
