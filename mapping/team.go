@@ -13,6 +13,8 @@ import (
 type TeamOptions struct {
 	ThreadID string
 	RunID    string
+	// Turn is Options.Turn for the run.
+	Turn string
 	// Name is the team's name; Strategy its strategy (router, parallel,
 	// sequential), shown in the state.
 	Name     string
@@ -85,7 +87,7 @@ func (t *Team) stateKey() string {
 
 // SubagentRunID is the id of member's invocation in this run.
 func (t *Team) SubagentRunID(member string) string {
-	return nameUUID("subagent", t.opt.ThreadID, t.opt.RunID, member)
+	return nameUUID("subagent", t.opt.ThreadID, runKey(t.opt.RunID, t.opt.Turn), member)
 }
 
 // Member returns the translator for member's part of the run; opt holds
@@ -96,7 +98,7 @@ func (t *Team) Member(name, description string, opt Options) *Translator {
 	if tr := t.members[name]; tr != nil {
 		return tr
 	}
-	opt.ThreadID, opt.RunID, opt.V1, opt.Now, opt.Input = t.opt.ThreadID, t.opt.RunID, t.opt.V1, t.opt.Now, t.opt.Input
+	opt.ThreadID, opt.RunID, opt.Turn, opt.V1, opt.Now, opt.Input = t.opt.ThreadID, t.opt.RunID, t.opt.Turn, t.opt.V1, t.opt.Now, t.opt.Input
 	opt.Member = &Member{Name: name, Description: description, SubagentRunID: t.SubagentRunID(name),
 		StatePath: "/" + escapePointer(t.stateKey()) + "/members/" + escapePointer(name)}
 	if v, ok := t.views()[name]; ok {

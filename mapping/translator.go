@@ -78,6 +78,10 @@ func isSchemaPart(p *a2a.Part) bool {
 type Options struct {
 	ThreadID string
 	RunID    string
+	// Turn tells this run's ids from those of an earlier run of the thread
+	// that had the same RunID (CopilotKit resumes an interrupt with the
+	// interrupted run's runId): "" when the RunID is new to the thread.
+	Turn string
 	// Agent is the configured agent name, recorded in interrupt metadata.
 	Agent string
 	// V1 is true when the client declared protocolVersion "1.0"; only then
@@ -1405,11 +1409,23 @@ func (s *textStream) deltaFor(text string) string {
 
 // id names something of this run: unique per thread, run and kind.
 func (t *Translator) id(kind string, parts ...string) string {
+	run := runKey(t.opt.RunID, t.opt.Turn)
 	if m := t.opt.Member; m != nil {
 		// Members of one run may see the same artifact or task ids.
-		return nameUUID(kind, append([]string{t.opt.ThreadID, t.opt.RunID, "member", m.Name}, parts...)...)
+		return nameUUID(kind, append([]string{t.opt.ThreadID, run, "member", m.Name}, parts...)...)
 	}
-	return nameUUID(kind, append([]string{t.opt.ThreadID, t.opt.RunID}, parts...)...)
+	return nameUUID(kind, append([]string{t.opt.ThreadID, run}, parts...)...)
+}
+
+// runKey names a run in ids: its RunID, and its turn when the RunID was
+// used before on the thread (Options.Turn), so that a resume reusing the
+// interrupted run's id neither appends to that run's messages nor raises
+// an interrupt with an id already answered.
+func runKey(runID, turn string) string {
+	if turn == "" {
+		return runID
+	}
+	return runID + "\x00turn\x00" + turn
 }
 
 // nameUUID is a name-based (v5) UUID of kind and parts.

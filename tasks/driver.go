@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -304,6 +305,7 @@ func (d *driver) setup() {
 	d.tr = mapping.New(mapping.Options{
 		ThreadID:         d.in.ThreadID,
 		RunID:            d.in.RunID,
+		Turn:             d.turn(),
 		Agent:            d.spec.Name,
 		V1:               d.in.IsV1(),
 		StatusText:       d.spec.StatusText,
@@ -369,6 +371,16 @@ func (d *driver) sentResults() []mapping.SentToolResult {
 		return nil
 	}
 	return d.resume.results
+}
+
+// turn tells the run's ids from those of the thread's previous run when
+// the client reused its runId (CopilotKit resumes with the interrupted
+// run's): where the run's journal starts, which a takeover knows too.
+func (d *driver) turn() string {
+	if d.thread.LastRunID == "" || d.thread.LastRunID != d.in.RunID {
+		return ""
+	}
+	return strconv.FormatInt(d.thread.ActiveAfter, 10)
 }
 
 // clientResults are the tool messages the client sent for the calls this

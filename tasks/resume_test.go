@@ -631,3 +631,48 @@ func TestSchemaLoadsNoReferences(t *testing.T) {
 		t.Fatalf("validation error %v", err)
 	}
 }
+
+// TestResumeReusingTheRunID: CopilotKit resumes an interrupt with the
+// interrupted run's runId. A task that asks twice (a wizard) must still
+// raise two interrupts with different ids, its second question must not
+// append to the first one's message, and the second resume must work.
+func TestResumeReusingTheRunID(t *testing.T) {
+	t.Parallel()
+	ask := func(q string) []scripted {
+		return []scripted{{ev: status(a2a.TaskStateWorking)}, {ev: status(a2a.TaskStateInputRequired, a2a.NewTextPart(q))}}
+	}
+	agent := &scriptedAgent{streaming: true, turns: [][]scripted{
+		append([]scripted{{ev: task(a2a.TaskStateSubmitted, "")}}, ask("Which city?")...),
+		ask("Which date?"),
+		{{ev: status(a2a.TaskStateWorking)}, {ev: chunk("Booked.", false)}, {ev: status(a2a.TaskStateCompleted)}},
+	}}
+	svc, _ := newTestService(t, agent, nil)
+	first, events1 := interruptRun(t, svc, "th")
+	events2 := collect(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r1", resolved(first.ID, `"Lisbon"`)))))
+	fin, ok := events2[len(events2)-1].(*agui.RunFinished)
+	if !ok || fin.Outcome == nil || len(fin.Outcome.Interrupts) != 1 {
+		t.Fatalf("the first resume must end with the second question, got %s", events2[len(events2)-1].Type())
+	}
+	second := fin.Outcome.Interrupts[0]
+	if second.ID == first.ID {
+		t.Fatalf("both questions raised interrupt %s", first.ID)
+	}
+	messages := func(events []agui.Event) map[string]bool {
+		ids := map[string]bool{}
+		for _, e := range events {
+			if s, ok := e.(*agui.TextMessageStart); ok {
+				ids[s.MessageID] = true
+			}
+		}
+		return ids
+	}
+	for id := range messages(events2) {
+		if messages(events1)[id] {
+			t.Fatalf("the second run writes to message %s of the first", id)
+		}
+	}
+	events3 := collect(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r1", resolved(second.ID, `"Friday"`)))))
+	if _, ok := events3[len(events3)-1].(*agui.RunFinished); !ok || len(agent.sent) != 3 {
+		t.Fatalf("the second resume ends with %s after %d sends", events3[len(events3)-1].Type(), len(agent.sent))
+	}
+}

@@ -134,6 +134,7 @@ func (t *teamRun) setup() {
 	t.tm = mapping.NewTeam(mapping.TeamOptions{
 		ThreadID:     d.in.ThreadID,
 		RunID:        d.in.RunID,
+		Turn:         d.turn(),
 		Name:         t.spec.Name,
 		Strategy:     t.spec.Strategy,
 		V1:           t.v1,
