@@ -260,7 +260,7 @@ func (t *Translator) showSurface(out []agui.Event, surfaceID string, ops []a2uiO
 		t.a2ui.surfaces = map[string]*a2uiSurface{}
 	}
 	s := t.a2ui.surfaces[surfaceID]
-	if !t.opt.V1 {
+	if !t.opt.V1 && !t.opt.A2UIActivities {
 		// Older clients reject activities: the message's operations, as
 		// they came.
 		raw := make([]json.RawMessage, len(ops))

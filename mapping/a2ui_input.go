@@ -17,9 +17,9 @@ type A2UIMode string
 
 // A2UI modes.
 const (
-	// A2UIAuto (the default) activates A2UI for clients that render
-	// activities (protocolVersion "1.0") when the agent's card lists a
-	// version the bridge knows.
+	// A2UIAuto (the default) activates A2UI for clients that render it
+	// (ClientRendersA2UI) when the agent's card lists a version the bridge
+	// knows.
 	A2UIAuto A2UIMode = "auto"
 	// A2UIOn activates it for every client (older ones get CUSTOM a2ui
 	// events), and for an agent whose card lists no version (as v0.8, the
@@ -31,9 +31,9 @@ const (
 
 // ChooseA2UI is the A2UI version a run activates: the newest known version
 // the agent's card lists (declares reports a listed extension URI),
-// subject to the mode and the client's generation; "" when none.
-func ChooseA2UI(mode A2UIMode, declares func(uri string) bool, v1 bool) A2UIVersion {
-	if mode == A2UIOff || (mode != A2UIOn && !v1) {
+// subject to the mode and whether the client renders A2UI; "" when none.
+func ChooseA2UI(mode A2UIMode, declares func(uri string) bool, renders bool) A2UIVersion {
+	if mode == A2UIOff || (mode != A2UIOn && !renders) {
 		return ""
 	}
 	for _, v := range A2UIVersions {
@@ -57,6 +57,33 @@ const (
 	// (the catalogs it renders), passed to the agent as they are.
 	ForwardedA2UICapabilities = "a2uiClientCapabilities"
 )
+
+// ForwardedCopilotKitCatalog is what CopilotKit's provider sets in every
+// run's forwardedProps when it has an A2UI catalog to render with
+// (react-core 1.74 CopilotKitProvider: properties.a2uiCatalogAvailable).
+const ForwardedCopilotKitCatalog = "a2uiCatalogAvailable"
+
+// ClientRendersA2UI reports whether the run's client renders A2UI surfaces
+// as a2ui-surface activities: a 1.0 client (v1), or one that says so in
+// its forwardedProps — its a2uiClientCapabilities (the A2UI specification's
+// way for a client to name what it renders), or CopilotKit's
+// a2uiCatalogAvailable. CopilotKit 1.74 runs on @ag-ui/client 0.0.59,
+// which sends no protocolVersion but takes activity events (0.0.41 and
+// later); only 0.0.36 and older reject them, and those clients have no
+// A2UI renderer to say so.
+func ClientRendersA2UI(v1 bool, forwardedProps json.RawMessage) bool {
+	if v1 {
+		return true
+	}
+	if raw := forwardedMember(forwardedProps, ForwardedA2UICapabilities); raw != nil {
+		var caps map[string]any
+		if json.Unmarshal(raw, &caps) == nil && caps != nil {
+			return true
+		}
+	}
+	var available bool
+	return json.Unmarshal(forwardedMember(forwardedProps, ForwardedCopilotKitCatalog), &available) == nil && available
+}
 
 // DefaultMaxA2UIActionBytes bounds forwardedProps.a2uiAction.
 const DefaultMaxA2UIActionBytes = 64 << 10

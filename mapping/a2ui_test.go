@@ -66,6 +66,29 @@ func TestChooseA2UI(t *testing.T) {
 	}
 }
 
+func TestClientRendersA2UI(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		v1    bool
+		props string
+		want  bool
+	}{
+		{true, ``, true},
+		{false, ``, false},
+		{false, `{"a2uiCatalogAvailable":true}`, true},
+		{false, `{"a2uiCatalogAvailable":"yes"}`, false},
+		{false, `{"a2uiCatalogAvailable":false}`, false},
+		{false, `{"a2uiClientCapabilities":{"v0.9":{"supportedCatalogIds":["c"]}}}`, true},
+		{false, `{"a2uiClientCapabilities":null}`, false},
+		{false, `{"a2uiClientCapabilities":"c"}`, false},
+		{false, `[1]`, false},
+	} {
+		if got := ClientRendersA2UI(tc.v1, json.RawMessage(tc.props)); got != tc.want {
+			t.Errorf("ClientRendersA2UI(%v, %s) = %v, want %v", tc.v1, tc.props, got, tc.want)
+		}
+	}
+}
+
 func TestA2UIActionPart(t *testing.T) {
 	t.Parallel()
 	now := func() time.Time { return time.Date(2026, 12, 4, 2, 0, 0, 0, time.UTC) }

@@ -145,6 +145,10 @@ type Options struct {
 	// are replaced by "[REDACTED]" wherever agent data enters the shared
 	// state, at any depth.
 	RedactKeys []string
+	// A2UIActivities shows A2UI surfaces as activities to a client before
+	// 1.0 that renders them (ClientRendersA2UI); 1.0 clients always get
+	// activities, the others CUSTOM a2ui events.
+	A2UIActivities bool
 	// Member, when set, makes this translator one member of a team run
 	// (see Member): it produces that member's part of the run, which a
 	// Team wraps.

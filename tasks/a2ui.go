@@ -32,7 +32,23 @@ func a2uiVersion(spec *AgentSpec, agent Agent, in *agui.RunAgentInput) mapping.A
 	if agent == nil {
 		return ""
 	}
-	return mapping.ChooseA2UI(spec.A2UI, agent.DeclaresExtension, in.IsV1())
+	return mapping.ChooseA2UI(spec.A2UI, agent.DeclaresExtension, mapping.ClientRendersA2UI(in.IsV1(), in.ForwardedProps))
+}
+
+// a2uiActivities reports a client before 1.0 that renders A2UI surfaces
+// (mapping.ClientRendersA2UI): its runs show them as activities.
+func a2uiActivities(in *agui.RunAgentInput) bool {
+	return !in.IsV1() && mapping.ClientRendersA2UI(false, in.ForwardedProps)
+}
+
+// newGuard is the output guard of a run: agui.NewGuard, except that a
+// client before 1.0 that renders A2UI is held to 0.0.59's rules alone —
+// 0.0.36 rejects the activity events it asked for.
+func newGuard(in *agui.RunAgentInput) *agui.Guard {
+	if a2uiActivities(in) {
+		return agui.NewGuardFor(agui.Gen0_0_59)
+	}
+	return agui.NewGuard(in.IsV1())
 }
 
 // a2uiAction is a run's A2UI action, decoded and checked before the run

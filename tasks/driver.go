@@ -290,7 +290,7 @@ func (d *driver) setup() {
 		// Logs and traces of a run find each other.
 		d.log = d.log.With("trace_id", sc.TraceID().String())
 	}
-	d.guard = agui.NewGuard(d.in.IsV1())
+	d.guard = newGuard(d.in)
 	for _, e := range d.prior {
 		_ = d.guard.Check(e) // what the journal holds is what clients hold
 	}
@@ -324,6 +324,7 @@ func (d *driver) setup() {
 		StateVersion:     d.thread.StateVersion,
 		MaxInlineBytes:   d.spec.MaxInlineBytes,
 		RedactKeys:       d.spec.RedactKeys,
+		A2UIActivities:   a2uiActivities(d.in),
 	})
 }
 

@@ -165,6 +165,7 @@ func (t *teamRun) join(ctx context.Context, name string, plan *resumePlan, parts
 		StateKey:       t.spec.StateKey,
 		MaxInlineBytes: spec.MaxInlineBytes,
 		RedactKeys:     spec.RedactKeys,
+		A2UIActivities: a2uiActivities(d.in),
 	}
 	if plan != nil {
 		m.contextID, m.taskID, m.metadata, m.cancel = plan.contextID, plan.taskID, plan.metadata, plan.cancel

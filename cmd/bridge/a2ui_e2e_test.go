@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -366,4 +367,37 @@ func TestA2UIOnEveryCall(t *testing.T) {
 	if !methods["SendStreamingMessage"] || !methods["CancelTask"] {
 		t.Fatalf("calls seen: %v", seen.seen)
 	}
+}
+
+// TestA2UIForARendererBefore1_0: CopilotKit 1.74 runs on @ag-ui/client
+// 0.0.59 (no protocolVersion) and says it renders A2UI in forwardedProps
+// (a2uiCatalogAvailable), as any client may with a2uiClientCapabilities:
+// A2UI is activated under a2ui: auto and its surfaces come as activities,
+// which 0.0.59 takes; the stream holds to 0.0.59's rules.
+func TestA2UIForARendererBefore1_0(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	for i, props := range []map[string]any{
+		{mapping.ForwardedCopilotKitCatalog: true},
+		{mapping.ForwardedA2UICapabilities: map[string]any{"supportedCatalogIds": []string{agents.A2UIv08Catalog}}},
+	} {
+		thread := "th-pre10-" + strconv.Itoa(i)
+		r := b.post(t, "booker", a2uiBody(thread, "run-1", false, props, userMsg("u1", "A table please")))
+		if r.status != http.StatusOK {
+			t.Fatalf("status %d: %s", r.status, r.body)
+		}
+		v := agui.NewVerifier(agui.Gen0_0_59)
+		for i, e := range r.events {
+			if err := v.Check(e); err != nil {
+				t.Fatalf("event %d: %v\n%s", i, err, r.body)
+			}
+		}
+		if s := r.surfaces(t); len(s) != 1 || !strings.Contains(opsJSON(allOps(s)), `"beginRendering"`) {
+			t.Fatalf("props %v: want the form as one activity:\n%s", props, r.body)
+		}
+	}
+	// Without the signal an older client under auto gets the agent's text.
+	r := b.post(t, "booker", a2uiBody("th-pre10-none", "run-1", false, map[string]any{mapping.ForwardedCopilotKitCatalog: false}, userMsg("u1", "A table please")))
+	r.check(t, false)
+	r.wantAnswerOnce(t, agents.BookerNoUI)
 }
