@@ -401,3 +401,20 @@ func TestA2UIForARendererBefore1_0(t *testing.T) {
 	r.check(t, false)
 	r.wantAnswerOnce(t, agents.BookerNoUI)
 }
+
+// TestA2UIDashboardRefresh: the dashboard's Refresh button (its action, a
+// new turn: the task completed) runs it again.
+func TestA2UIDashboardRefresh(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	r := b.post(t, "monitor", a2uiBody("th-refresh", "run-1", true, map[string]any{}, userMsg("u1", "Show me")))
+	r.check(t, true)
+	refresh := map[string]any{mapping.ForwardedA2UIAction: map[string]any{"version": "v0.9", "action": map[string]any{
+		"name": "refresh", "surfaceId": agents.MonitorSurface, "sourceComponentId": "refresh", "context": map[string]any{"status": "done"}}}}
+	r2 := b.post(t, "monitor", a2uiBody("th-refresh", "run-2", true, refresh, userMsg("u1", "Show me")))
+	r2.check(t, true)
+	r2.wantAnswerOnce(t, agents.MonitorRefreshed)
+	if ops := opsJSON(allOps(r2.surfaces(t))); !strings.Contains(ops, `"value":"refreshed"`) {
+		t.Fatalf("the refreshed dashboard: %s", ops)
+	}
+}

@@ -30,6 +30,7 @@ const (
 	BookerNoUI       = "I show a booking form to clients that activate A2UI v0.8; tell me your name, the date and how many guests."
 	MonitorTicks     = 5
 	MonitorDone      = "The dashboard finished its run."
+	MonitorRefreshed = "The dashboard refreshed at your request."
 	WizardFirstStep  = "Step 1 of 2: where do you want to go?"
 	WizardSecondStep = "Step 2 of 2: how many travellers?"
 )
@@ -196,8 +197,10 @@ func v09(kind string, body map[string]any) map[string]any {
 
 // Monitor streams a live v0.9 dashboard in one artifact ("dashboard"):
 // createSurface, updateComponents and updateDataModel first, then
-// [MonitorTicks] data model updates of /load and /requests appended to the
-// artifact, then the text [MonitorDone] and COMPLETED.
+// [MonitorTicks] data model updates of /load, /requests and /status
+// appended to the artifact, then the text [MonitorDone] and COMPLETED. Its
+// Refresh button's action ("refresh") runs it again: the last status is
+// then "refreshed" and the answer [MonitorRefreshed].
 type Monitor struct {
 	cancelOnly
 	Delay time.Duration
@@ -216,6 +219,8 @@ func (m Monitor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.S
 			return
 		}
 		catalog := clientCatalog(ec.Message, "v0.9", A2UIv09Catalog)
+		act, acted := actionFrom(ec.Message)
+		refreshed := acted && act.Name == "refresh"
 		chunk := func(first, last bool, msgs ...any) bool {
 			ev := a2a.NewArtifactEvent(ec, A2UIPart(msgs))
 			ev.Artifact.ID, ev.Artifact.Name = "dashboard", "dashboard"
@@ -225,12 +230,15 @@ func (m Monitor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.S
 		if !chunk(true, false,
 			v09("createSurface", map[string]any{"surfaceId": MonitorSurface, "catalogId": catalog}),
 			v09("updateComponents", map[string]any{"surfaceId": MonitorSurface, "components": []any{
-				map[string]any{"id": "root", "component": "Column", "children": []any{"title", "row", "status"}},
+				map[string]any{"id": "root", "component": "Column", "children": []any{"title", "row", "status", "refresh"}},
 				map[string]any{"id": "title", "component": "Text", "text": "Service health", "variant": "h2"},
 				map[string]any{"id": "row", "component": "Row", "children": []any{"load", "requests"}},
 				map[string]any{"id": "load", "component": "Text", "text": path("/load")},
 				map[string]any{"id": "requests", "component": "Text", "text": path("/requests")},
 				map[string]any{"id": "status", "component": "Text", "text": path("/status"), "variant": "caption"},
+				map[string]any{"id": "refresh", "component": "Button", "child": "refresh-label",
+					"action": map[string]any{"event": map[string]any{"name": "refresh", "context": map[string]any{"status": path("/status")}}}},
+				map[string]any{"id": "refresh-label", "component": "Text", "text": "Refresh"},
 			}}),
 			v09("updateDataModel", map[string]any{"surfaceId": MonitorSurface, "path": "/", "value": map[string]any{
 				"load": "load 0%", "requests": "0 requests", "status": "starting"}})) {
@@ -239,7 +247,10 @@ func (m Monitor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.S
 		for i := 1; i <= MonitorTicks; i++ {
 			last := i == MonitorTicks
 			status := fmt.Sprintf("tick %d of %d", i, MonitorTicks)
-			if last {
+			switch {
+			case last && refreshed:
+				status = "refreshed"
+			case last:
 				status = "done"
 			}
 			if !chunk(false, last,
@@ -249,7 +260,11 @@ func (m Monitor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.S
 				return
 			}
 		}
-		if r.artifact("answer", a2a.NewTextPart(MonitorDone)) {
+		answer := MonitorDone
+		if refreshed {
+			answer = MonitorRefreshed
+		}
+		if r.artifact("answer", a2a.NewTextPart(answer)) {
 			r.status(a2a.TaskStateCompleted, "")
 		}
 	})
