@@ -607,6 +607,26 @@ const scenarios = [
     },
   },
   {
+    name: 'copilotkit-a2ui',
+    what: 'CopilotKit app: the monitor\'s A2UI dashboard drawn by @copilotkit/a2ui-renderer; its Refresh button\'s action reaches the agent, whose next surface appears',
+    async run({ page, copilotkitURL }) {
+      await page.goto(`${copilotkitURL}/?agent=monitor&view=a2ui`);
+      await page.getByRole('heading', { name: 'monitor', exact: true }).waitFor();
+      await chat(page, 'Show the dashboard');
+      await answered(page, 'The dashboard finished its run.');
+      const surfaces = page.locator('[data-testid="copilot-message-list"] .a2ui-surface');
+      await surfaces.first().getByText('load 50%').waitFor();
+      await surfaces.first().getByText('500 requests').waitFor();
+      await surfaces.first().getByText('done', { exact: true }).waitFor();
+      check((await surfaces.count()) === 1, `${await surfaces.count()} surfaces drawn, want 1`);
+      await page.screenshot({ path: path.join(shots, 'copilotkit-a2ui-dashboard.png') });
+      await surfaces.first().getByRole('button', { name: 'Refresh' }).click();
+      await answered(page, 'The dashboard refreshed at your request.');
+      await surfaces.nth(1).getByText('refreshed', { exact: true }).waitFor();
+      check((await surfaces.count()) === 2, `${await surfaces.count()} surfaces drawn after the refresh, want 2`);
+    },
+  },
+  {
     name: 'copilotkit-counter-stream',
     what: 'CopilotKit app: the counter streams through the runtime (numbers shown while it runs), 1 to 100 once each',
     async run({ page, copilotkitURL }) {
