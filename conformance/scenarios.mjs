@@ -136,6 +136,7 @@ const goA2UI = {
   wizardSecond: 'Step 2 of 2: how many travellers?',
   wizardDone: (dest, n) => `Your trip to ${dest} for ${n} travellers is planned.`,
   monitorDone: 'The dashboard finished its run.',
+  monitorRefreshed: 'The dashboard refreshed at your request.',
 };
 
 const weather = 'What is the weather?';
@@ -479,6 +480,22 @@ function a2uiRows() {
         ],
       },
       clients: ['1.0.0'],
+    },
+    // A client before 1.0 that declares what it renders (a2uiClientCapabilities, as CopilotKit's
+    // example does) gets activities under a2ui: auto; 0.0.59's reducer applies the deltas.
+    {
+      name: 'go-monitor-a2ui-declared',
+      agent: 'monitor',
+      text: 'Show the dashboard',
+      forwardedProps: { a2uiClientCapabilities: { 'v0.9': { supportedCatalogIds: ['https://a2ui.org/specification/v0_9/basic_catalog.json'] } } },
+      a2ui: {
+        activities: true,
+        steps: [
+          { expect: { answer: goA2UI.monitorDone }, surface: ['load 50%', '"value":"done"', '"catalogId":"https://a2ui.org/specification/v0_9/basic_catalog.json"'] },
+          { action: { version: 'v0.9', action: { name: 'refresh', surfaceId: 'monitor', sourceComponentId: 'refresh', context: { status: 'done' } } }, expect: { answer: goA2UI.monitorRefreshed }, surface: ['"value":"refreshed"'] },
+        ],
+      },
+      clients: ['0.0.59'],
     },
     { name: 'go-monitor-a2ui', agent: 'monitor', text: 'Show the dashboard', a2ui: { steps: [{ expect: { answer: goA2UI.monitorDone }, surface: ['load 50%', '500 requests', '"value":"done"'] }] }, clients: ['1.0.0'] },
   ];

@@ -1,7 +1,8 @@
 // A2UI rows (issue 21): surfaces from the Go demo agents through the bridge
 // to the real @ag-ui/client, and the user's actions back.
 //
-// A row's `a2ui` is {steps: [...], custom?}. Step 1 sends the row's text;
+// A row's `a2ui` is {steps: [...], custom?, activities?}; the row's
+// `forwardedProps` go with every step. Step 1 sends the row's text;
 // each later step sends runAgent({forwardedProps: {a2uiAction: step.action}})
 // on the same thread — and, when the run before it ended with interrupts (a
 // 1.0 client must address them: it refuses a run that does not), a resume
@@ -13,7 +14,9 @@
 //                    JSON), with content.operations equal to
 //                    content.a2ui_operations (the CopilotKit key).
 //                    Older clients (the row's `custom` true: an agent under
-//                    a2ui: on): the run's CUSTOM a2ui events hold them.
+//                    a2ui: on): the run's CUSTOM a2ui events hold them; with
+//                    `activities` true (a client that declares it renders
+//                    A2UI): activity messages, as for 1.0.0.
 // Never, for any client: an A2UI operation in the shared state or the
 // assistant text.
 
@@ -21,12 +24,12 @@ import { assistantText, judge, newAgent, runOnce } from './harness.mjs';
 
 const OPERATION_KINDS = ['surfaceUpdate', 'dataModelUpdate', 'beginRendering', 'createSurface', 'updateComponents', 'updateDataModel'];
 
-function surfaceProblems(step, rec, agent, version, custom) {
+function surfaceProblems(step, rec, agent, version, { custom, activities }) {
   const p = [];
   const leaked = OPERATION_KINDS.filter((k) => JSON.stringify(agent.state ?? {}).includes(k) || assistantText(agent.messages).includes(k));
   if (leaked.length) p.push(`A2UI operations (${leaked.join(', ')}) reached the state or the assistant text`);
   let shown;
-  if (version === '1.0.0') {
+  if (version === '1.0.0' || activities) {
     const activities = agent.messages.filter((m) => m.role === 'activity' && m.activityType === 'a2ui-surface');
     for (const a of activities) {
       if (JSON.stringify(a.content?.operations) !== JSON.stringify(a.content?.a2ui_operations)) {
@@ -55,9 +58,9 @@ export async function runA2UI(s, version, url, timeoutMs, transport) {
   let problems = [];
   let before = '';
   for (const [i, step] of s.a2ui.steps.entries()) {
-    const params = {};
+    const params = s.forwardedProps ? { forwardedProps: { ...s.forwardedProps } } : {};
     if (step.action) {
-      params.forwardedProps = { a2uiAction: step.action };
+      params.forwardedProps = { ...params.forwardedProps, a2uiAction: step.action };
       const pending = agent.pendingInterrupts ?? [];
       if (pending.length) params.resume = pending.map((it) => ({ interruptId: it.id, status: 'resolved', payload: step.action }));
     }
@@ -69,7 +72,7 @@ export async function runA2UI(s, version, url, timeoutMs, transport) {
     before = after;
     const p = [
       ...judge(step.expect, rec, [{ role: 'assistant', content: added }], version),
-      ...(rec.timedOut || rec.error ? [] : surfaceProblems(step, rec, agent, version, s.a2ui.custom)),
+      ...(rec.timedOut || rec.error ? [] : surfaceProblems(step, rec, agent, version, s.a2ui)),
     ];
     problems.push(...p.map((x) => `step ${i + 1}: ${x}`));
     if (p.length) break;
