@@ -2,7 +2,7 @@
 # everything: static checks, the Go tests with the race detector (unit,
 # golden, end-to-end against real a2asrv agents, fuzz seed corpora) and the
 # conformance suite (the real @ag-ui/client generations from npm against the
-# bridge, with Go and @a2a-js/sdk agents behind it), then the browser tests
+# bridge, with Go, @a2a-js/sdk, ADK JS and Mastra agents behind it), then the browser tests
 # (the web console and the CopilotKit app in headless Chromium).
 
 GO          ?= go
@@ -57,9 +57,13 @@ loadtest:
 	@echo "== load tests (1,000 concurrent WebSocket runs)"
 	$(GO) test -count=1 -run 'TestThousand' ./cmd/bridge/
 
+# The framework agents (Google ADK for JS, Mastra) have their own pinned
+# package in conformance/frameworks: their dependency trees are large and
+# must not move the suite's own pins.
 conformance-deps:
 	@command -v node >/dev/null || { echo "node (>= 20) is required for the conformance suite"; exit 1; }
 	cd conformance && npm ci --no-audit --no-fund
+	cd conformance/frameworks && npm ci --no-audit --no-fund
 
 conformance: conformance-deps
 	@echo "== conformance harness self-test (its verdicts on canned good and bad streams)"

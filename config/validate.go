@@ -226,6 +226,12 @@ func (s *Server) validate(ps *problems) {
 	if s.WSReadLimit <= 0 {
 		ps.add("server.wsReadLimit", "must be > 0 (got %d)", s.WSReadLimit)
 	}
+	if s.WSMaxStreams <= 0 {
+		ps.add("server.wsMaxStreams", "must be > 0 (got %d)", s.WSMaxStreams)
+	}
+	if s.WSMaxStreamsPerPrincipal <= 0 {
+		ps.add("server.wsMaxStreamsPerPrincipal", "must be > 0 (got %d)", s.WSMaxStreamsPerPrincipal)
+	}
 	for i, o := range s.CORSOrigins {
 		if o == "*" {
 			continue

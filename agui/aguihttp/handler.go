@@ -193,6 +193,12 @@ type Options struct {
 	// WSReadLimit bounds one WebSocket message from a client (larger ones
 	// close the connection with 1009). Default MaxBodyBytes + 4 KiB.
 	WSReadLimit int64
+	// WSMaxStreams bounds the runs and subscriptions one WebSocket
+	// connection carries at once, MaxPrincipalStreams those of one
+	// principal over all its connections; above either a run or subscribe
+	// frame is refused with RUN_ERROR too_many_streams. Defaults 32 and 256.
+	WSMaxStreams        int
+	MaxPrincipalStreams int
 	// WSPingInterval is how often the bridge pings a WebSocket client; a
 	// client silent for twice as long (no pong, no frame) is dropped.
 	// Default 30s.
@@ -287,6 +293,7 @@ type Handler struct {
 	wsMu      sync.Mutex
 	wsConns   map[*wsConn]struct{}
 	wsClosing bool
+	wsStreams map[string]int // open WebSocket streams by principal
 }
 
 // New returns the bridge's HTTP handler.
@@ -318,7 +325,13 @@ func New(opt Options) *Handler {
 	if opt.BodyReadTimeout <= 0 {
 		opt.BodyReadTimeout = 30 * time.Second
 	}
-	h := &Handler{opt: opt, mux: http.NewServeMux(), wsConns: make(map[*wsConn]struct{})}
+	if opt.WSMaxStreams <= 0 {
+		opt.WSMaxStreams = 32
+	}
+	if opt.MaxPrincipalStreams <= 0 {
+		opt.MaxPrincipalStreams = 256
+	}
+	h := &Handler{opt: opt, mux: http.NewServeMux(), wsConns: make(map[*wsConn]struct{}), wsStreams: map[string]int{}}
 	h.mux.HandleFunc("POST /agents/{name}", h.run)
 	h.mux.HandleFunc("GET /agents", h.listAgents)
 	h.mux.HandleFunc("GET /agents/{name}", h.getAgent)
