@@ -272,7 +272,9 @@ func (t *Translator) showSurface(out []agui.Event, surfaceID string, ops []a2uiO
 			s = t.openSurface(surfaceID)
 		}
 		value["activityId"] = s.activityID
-		s.ops = append(s.ops, ops...)
+		// Only the last message's operations are kept: what a Task
+		// snapshot repeating them is recognised by (a2uiRepeats).
+		s.ops = ops
 		t.endSurfaceIfDeleted(surfaceID, ops)
 		return t.custom(out, A2UICustomName, value)
 	}
@@ -508,7 +510,8 @@ func (t *Translator) restoreA2UI(e agui.Event) {
 			Operations []json.RawMessage `json:"operations"`
 		}
 		if json.Unmarshal(e.Value, &v) == nil {
-			t.restoreSurface(v.ActivityID, v.Operations, false)
+			// As showSurface keeps them for older clients: the last event's.
+			t.restoreSurface(v.ActivityID, v.Operations, true)
 		}
 	}
 }
