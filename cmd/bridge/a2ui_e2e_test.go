@@ -418,3 +418,31 @@ func TestA2UIDashboardRefresh(t *testing.T) {
 		t.Fatalf("the refreshed dashboard: %s", ops)
 	}
 }
+
+// TestA2UICapabilities: GET /agents/{name} says which A2UI versions the
+// agent's card lists and how the bridge activates them.
+func TestA2UICapabilities(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	for agent, want := range map[string]string{
+		"booker":   `{"activityType":"a2ui-surface","mode":"auto","supported":true,"versions":["v0.8"]}`,
+		"wizard":   `{"activityType":"a2ui-surface","mode":"auto","supported":true,"versions":["v0.9"]}`,
+		"streamer": `{"activityType":"a2ui-surface","mode":"auto","supported":false,"versions":[]}`,
+	} {
+		resp, err := http.Get(b.url + "/agents/" + agent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var info struct {
+			Capabilities map[string]json.RawMessage `json:"capabilities"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&info)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(info.Capabilities["a2ui"]); got != want {
+			t.Errorf("%s: capabilities.a2ui = %s, want %s", agent, got, want)
+		}
+	}
+}
