@@ -145,6 +145,10 @@ type Options struct {
 	// are replaced by "[REDACTED]" wherever agent data enters the shared
 	// state, at any depth.
 	RedactKeys []string
+	// A2UIActivities shows A2UI surfaces as activities to a client before
+	// 1.0 that renders them (ClientRendersA2UI); 1.0 clients always get
+	// activities, the others CUSTOM a2ui events.
+	A2UIActivities bool
 	// Member, when set, makes this translator one member of a team run
 	// (see Member): it produces that member's part of the run, which a
 	// Team wraps.
@@ -251,6 +255,8 @@ type Translator struct {
 	earlier map[a2a.ArtifactID]bool
 	// outcome is how a member's part ended (member mode).
 	outcome MemberOutcome
+	// a2ui holds the run's A2UI surfaces (a2ui.go).
+	a2ui a2uiState
 }
 
 // textStream is one AG-UI assistant message fed by one A2A source: an
@@ -825,7 +831,13 @@ func (t *Translator) onArtifact(out []agui.Event, art *a2a.Artifact, appendParts
 	if s == nil {
 		s = t.heldStream(source)
 	}
-	out = t.artifactParts(out, s, art, appendParts, t.nonText[art.ID])
+	// Parts appended to an artifact are new; a replacement may repeat the
+	// non-text parts already shown.
+	skip := t.nonText[art.ID]
+	if appendParts {
+		skip = 0
+	}
+	out = t.artifactParts(out, s, art, appendParts, skip)
 	if last {
 		out = t.endStream(out, s)
 	}
@@ -896,7 +908,7 @@ func (t *Translator) artifactParts(out []agui.Event, s *textStream, art *a2a.Art
 		t.nonText[art.ID]++
 		out = t.nonTextPart(out, p, art.ID)
 	}
-	return out
+	return t.flushA2UI(out)
 }
 
 // textPart routes a text part of an answer: thoughts to reasoning, the
@@ -997,7 +1009,7 @@ func (t *Translator) nonTextParts(out []agui.Event, msg *a2a.Message) []agui.Eve
 		}
 		out = t.nonTextPart(out, p, "")
 	}
-	return out
+	return t.flushA2UI(out)
 }
 
 // nonTextPart maps a non-text part: function calls and responses to tool
@@ -1005,6 +1017,12 @@ func (t *Translator) nonTextParts(out []agui.Event, msg *a2a.Message) []agui.Eve
 // activity (1.0 clients) or CUSTOM event and to the state; anything else to
 // CUSTOM, so nothing the agent sends is dropped silently.
 func (t *Translator) nonTextPart(out []agui.Event, p *a2a.Part, artifactID a2a.ArtifactID) []agui.Event {
+	if isA2UIPart(p) {
+		// Shown with the message's other A2UI parts (flushA2UI), never as
+		// state.
+		t.queueA2UI(p)
+		return out
+	}
 	switch kind, id, fname, args, response := functionCall(p); kind {
 	case adkFunctionCall:
 		out, _ = t.toolCall(out, id, fname, args)
@@ -1148,7 +1166,7 @@ func isUIState(p *a2a.Part) bool {
 
 // isSpecialData reports data parts with a meaning beyond plain data.
 func isSpecialData(p *a2a.Part) bool {
-	if isUIState(p) || isSchemaPart(p) {
+	if isUIState(p) || isSchemaPart(p) || isA2UIPart(p) {
 		return true
 	}
 	if _, ok := mastraSuspension(p); ok {
@@ -1228,6 +1246,7 @@ func (t *Translator) endStep(out []agui.Event) []agui.Event {
 }
 
 func (t *Translator) closeAll(out []agui.Event) []agui.Event {
+	out = t.flushA2UI(out)
 	out = t.closeText(out)
 	out = t.closeReasoning(out)
 	return t.endStep(out)

@@ -290,7 +290,7 @@ func (d *driver) setup() {
 		// Logs and traces of a run find each other.
 		d.log = d.log.With("trace_id", sc.TraceID().String())
 	}
-	d.guard = agui.NewGuard(d.in.IsV1())
+	d.guard = newGuard(d.in)
 	for _, e := range d.prior {
 		_ = d.guard.Check(e) // what the journal holds is what clients hold
 	}
@@ -324,6 +324,7 @@ func (d *driver) setup() {
 		StateVersion:     d.thread.StateVersion,
 		MaxInlineBytes:   d.spec.MaxInlineBytes,
 		RedactKeys:       d.spec.RedactKeys,
+		A2UIActivities:   a2uiActivities(d.in),
 	})
 }
 
@@ -453,6 +454,7 @@ func (d *driver) drive() {
 	// The run's A2A calls are spans of the run.
 	ctx, cancel := context.WithCancelCause(trace.ContextWithSpan(a2a.WithCallerAuthorization(d.svc.ctx, d.caller), d.span))
 	defer cancel(nil)
+	ctx = d.activateA2UI(ctx) // every call of the run (tasks/a2ui.go)
 	d.armStop(cancel)
 	defer d.disarm()
 	if d.svc.lease > 0 {
@@ -503,6 +505,7 @@ func (d *driver) drive() {
 		msg.Metadata = d.resume.metadata
 	}
 	ctx = d.extend(ctx, msg)
+	d.addA2UICapabilities(msg)
 	var upstream error
 	if d.agent.Streaming() {
 		var f *follower
@@ -625,6 +628,7 @@ func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc)
 func (d *driver) forward(ctx context.Context) bool {
 	msg := a2a.NewUserMessage(d.resume.contextID, d.resume.taskID, d.parts...)
 	msg.Metadata = d.resume.metadata
+	d.addA2UICapabilities(msg)
 	accepted := false
 	if !d.agent.Streaming() {
 		ev, err := d.agent.Send(ctx, msg, true)
