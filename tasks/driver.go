@@ -387,6 +387,26 @@ func (d *driver) turn() string {
 // clientResults are the tool messages the client sent for the calls this
 // run's resume approves (see resumePlan.echoed).
 func (d *driver) clientResults() map[string]string {
+	if d.takeover {
+		// The request holds them: a tool message for a call the run
+		// answers got past checkToolResults only as such an echo.
+		calls := map[string]bool{}
+		for _, r := range d.thread.ActiveResults {
+			calls[r.Call.ToolCallID] = true
+		}
+		var echoed map[string]string
+		for _, m := range d.in.Messages {
+			if m.Role == agui.RoleTool && calls[m.ToolCallID] {
+				if echoed == nil {
+					echoed = map[string]string{}
+				}
+				if _, dup := echoed[m.ToolCallID]; !dup {
+					echoed[m.ToolCallID] = m.ID
+				}
+			}
+		}
+		return echoed
+	}
 	if d.resume == nil {
 		return nil
 	}
