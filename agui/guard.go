@@ -37,6 +37,18 @@ func NewGuard(v1 bool) *Guard {
 	return &Guard{verifiers: [2]*Verifier{NewVerifier(Gen0_0_59), NewVerifier(Gen0_0_36)}, n: 2}
 }
 
+// NewGuardFor returns a guard checking the given generations only (one or
+// two), for a stream whose reader is known to be at least as new as the
+// oldest of them.
+func NewGuardFor(gens ...Generation) *Guard {
+	g := &Guard{}
+	for _, gen := range gens[:min(len(gens), len(g.verifiers))] {
+		g.verifiers[g.n] = NewVerifier(gen)
+		g.n++
+	}
+	return g
+}
+
 // Check returns nil if e may be written next, else the first failing
 // generation's *VerifyError (or ErrAfterTerminal). On error the event must
 // not be written; the guard's state is unchanged.

@@ -201,3 +201,28 @@ func BenchmarkGuardStream(b *testing.B) {
 		}
 	}
 }
+
+// TestGuardFor: a guard for 0.0.59 alone takes the activity events that
+// the two-generation guard of a request without protocolVersion refuses
+// (0.0.36 rejects them), and still refuses what 0.0.59 does.
+func TestGuardFor(t *testing.T) {
+	t.Parallel()
+	activity := &ActivitySnapshot{MessageID: "a", ActivityType: "a2ui-surface", Content: map[string]any{"operations": []any{}}}
+	start := &RunStarted{ThreadID: "t", RunID: "r"}
+	both := NewGuard(false)
+	if err := both.Check(start); err != nil {
+		t.Fatal(err)
+	}
+	if err := both.Check(activity); err == nil {
+		t.Fatal("the guard for 0.0.59 and 0.0.36 took an activity")
+	}
+	g := NewGuardFor(Gen0_0_59)
+	for _, e := range []Event{start, activity} {
+		if err := g.Check(e); err != nil {
+			t.Fatalf("%s: %v", e.Type(), err)
+		}
+	}
+	if err := g.Check(&TextMessageContent{MessageID: "nope", Delta: "x"}); err == nil {
+		t.Fatal("0.0.59's rules no longer hold")
+	}
+}

@@ -66,6 +66,13 @@ const (
 	StoreRedis    = "redis"
 )
 
+// A2UI switches (Agent.A2UI).
+const (
+	A2UIAuto = "auto"
+	A2UIOn   = "on"
+	A2UIOff  = "off"
+)
+
 // Status-text policies (Agent.StatusText).
 const (
 	StatusTextAuto      = "auto"
@@ -381,6 +388,19 @@ type Agent struct {
 	// this agent; the client's other keys are never touched. Default "a2a".
 	StateKey string `yaml:"stateKey"`
 
+	// A2UI says when the bridge activates the A2UI extension
+	// (https://a2ui.org/a2a-extension/a2ui/v0.8, v0.9, v0.10) on this agent's
+	// calls: "auto" (default: for protocol 1.0 clients, when the card lists a
+	// version), "on" (for every client; older ones get CUSTOM a2ui events;
+	// v0.8 when the card lists none) or "off".
+	A2UI string `yaml:"a2ui"`
+
+	// A2UICatalogs are the A2UI catalog ids announced to the agent as the
+	// client's a2uiClientCapabilities when the client sends none. Optional;
+	// default: the activated version's standard catalog (which the web
+	// console renders). Each must be non-empty.
+	A2UICatalogs []string `yaml:"a2uiCatalogs"`
+
 	// Allow lists the principals that may use the agent (others get 403,
 	// and GET /agents does not list it). Optional; absent: every
 	// authenticated principal. Needs auth.
@@ -498,7 +518,7 @@ func Default() *Config {
 		Tracing: Tracing{Exporter: DefaultTracingExporter, SampleRatio: DefaultSampleRatio},
 		Auth:    Auth{JWT: JWT{Leeway: DefaultJWTLeeway, Refresh: DefaultJWKSRefresh}},
 		Limits: Limits{MaxMessages: DefaultMaxMessages, MaxStateBytes: DefaultMaxStateBytes,
-			MaxEventBytes: DefaultMaxEventBytes},
+			MaxEventBytes: DefaultMaxEventBytes, MaxA2UIActionBytes: DefaultMaxA2UIActionBytes},
 		RedactKeys: slices.Clone(DefaultRedactKeys),
 	}
 }
@@ -514,6 +534,7 @@ func defaultAgent() Agent {
 		Poll:       Poll{Initial: DefaultPollInitial, Max: DefaultPollMax},
 		StatusText: DefaultStatusText,
 		StateKey:   DefaultStateKey,
+		A2UI:       A2UIAuto,
 		Trust:      Trust{MaxCardBytes: DefaultMaxCardBytes},
 	}
 }
@@ -570,6 +591,7 @@ func (c *Config) ApplyDefaults() {
 		{&c.Limits.MaxMessages, d.Limits.MaxMessages},
 		{&c.Limits.MaxStateBytes, d.Limits.MaxStateBytes},
 		{&c.Limits.MaxEventBytes, d.Limits.MaxEventBytes},
+		{&c.Limits.MaxA2UIActionBytes, d.Limits.MaxA2UIActionBytes},
 	} {
 		if *f.v == 0 {
 			*f.v = f.d
@@ -599,6 +621,7 @@ func (a *Agent) applyDefaults() {
 	setDuration(&a.Poll.Max, d.Poll.Max)
 	setString(&a.StatusText, d.StatusText)
 	setString(&a.StateKey, d.StateKey)
+	setString(&a.A2UI, d.A2UI)
 	if a.Trust.MaxCardBytes == 0 {
 		a.Trust.MaxCardBytes = d.Trust.MaxCardBytes
 	}

@@ -48,6 +48,8 @@ agents:
     statusText: reasoning
     interruptTTL: 24h
     stateKey: travelState
+    a2ui: on
+    a2uiCatalogs: [https://example.com/travel_catalog.json]
   - name: weather
     url: https://weather.example.com
 log: {format: json, level: debug}
@@ -95,6 +97,8 @@ func TestParseFull(t *testing.T) {
 			StatusText:   StatusTextReasoning,
 			InterruptTTL: Duration(24 * time.Hour),
 			StateKey:     "travelState",
+			A2UI:         A2UIOn,
+			A2UICatalogs: []string{"https://example.com/travel_catalog.json"},
 			Trust:        Trust{MaxCardBytes: DefaultMaxCardBytes},
 		}, weather},
 		Log:     Log{Format: LogJSON, Level: LogDebug},

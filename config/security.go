@@ -24,6 +24,8 @@ const (
 	DefaultMaxMessages   = 1000
 	DefaultMaxStateBytes = 256 << 10 // 256 KiB
 	DefaultMaxEventBytes = 4 << 20   // 4 MiB
+	// DefaultMaxA2UIActionBytes bounds forwardedProps.a2uiAction.
+	DefaultMaxA2UIActionBytes = 64 << 10
 )
 
 // DefaultRedactKeys are the object keys whose values the bridge never
@@ -119,6 +121,11 @@ type Limits struct {
 	// event_too_large and cancels the A2A task. Default 4194304 (4 MiB).
 	// Must be > 0.
 	MaxEventBytes int64 `yaml:"maxEventBytes"`
+
+	// MaxA2UIActionBytes caps a user's action on an A2UI surface
+	// (RunAgentInput.forwardedProps.a2uiAction, JSON bytes); a larger one
+	// gets 413 a2ui_action_too_large. Default 65536 (64 KiB). Must be > 0.
+	MaxA2UIActionBytes int64 `yaml:"maxA2UIActionBytes"`
 }
 
 // PerPrincipal limits one principal. Above either limit a request gets 429
@@ -239,7 +246,8 @@ func (l *Limits) validate(ps *problems) {
 	for _, f := range []struct {
 		path string
 		v    int64
-	}{{"limits.maxMessages", l.MaxMessages}, {"limits.maxStateBytes", l.MaxStateBytes}, {"limits.maxEventBytes", l.MaxEventBytes}} {
+	}{{"limits.maxMessages", l.MaxMessages}, {"limits.maxStateBytes", l.MaxStateBytes}, {"limits.maxEventBytes", l.MaxEventBytes},
+		{"limits.maxA2UIActionBytes", l.MaxA2UIActionBytes}} {
 		if f.v <= 0 {
 			ps.add(f.path, "must be > 0 (got %d)", f.v)
 		}

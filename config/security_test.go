@@ -58,7 +58,7 @@ func TestParseSecurity(t *testing.T) {
 		t.Errorf("auth enabled %v, metrics public %v; want both", c.Auth.Enabled(), c.Metrics.Public)
 	}
 	wantLimits := Limits{PerPrincipal: PerPrincipal{ConcurrentRuns: 2, RequestsPerSecond: 0.5, Burst: 3},
-		ConcurrentRuns: 100, MaxMessages: 50, MaxStateBytes: 4096, MaxEventBytes: 65536}
+		ConcurrentRuns: 100, MaxMessages: 50, MaxStateBytes: 4096, MaxEventBytes: 65536, MaxA2UIActionBytes: 64 << 10}
 	if diff := cmp.Diff(wantLimits, c.Limits); diff != "" {
 		t.Errorf("limits (-want +got):\n%s", diff)
 	}
@@ -76,7 +76,7 @@ func TestSecurityDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Limits{MaxMessages: 1000, MaxStateBytes: 256 << 10, MaxEventBytes: 4 << 20}
+	want := Limits{MaxMessages: 1000, MaxStateBytes: 256 << 10, MaxEventBytes: 4 << 20, MaxA2UIActionBytes: 64 << 10}
 	if diff := cmp.Diff(want, c.Limits); diff != "" {
 		t.Errorf("limits (-want +got):\n%s", diff)
 	}

@@ -410,6 +410,16 @@ func (a *Agent) validate(ps *problems, path string) {
 	default:
 		ps.add(path+".statusText", "must be one of auto, message, activity, reasoning, none (got %q)", a.StatusText)
 	}
+	switch a.A2UI {
+	case A2UIAuto, A2UIOn, A2UIOff:
+	default:
+		ps.add(path+".a2ui", "must be one of auto, on, off (got %q)", a.A2UI)
+	}
+	for i, c := range a.A2UICatalogs {
+		if strings.TrimSpace(c) == "" {
+			ps.add(fmt.Sprintf("%s.a2uiCatalogs[%d]", path, i), "must not be empty")
+		}
+	}
 	if a.InterruptTTL < 0 {
 		ps.add(path+".interruptTTL", "must not be negative (got %s; 0 means never expire)", a.InterruptTTL)
 	}

@@ -376,6 +376,23 @@ const viewFake = (results) => async (req, res, sub, query, body) => {
 };
 
 /** name → (body) => events; `want` = expected ok per client version. */
+const A2UI_OPS = [
+  { surfaceUpdate: { surfaceId: 'booking', components: [{ id: 'root', component: { Text: { text: { path: '/name' } } } }] } },
+  { beginRendering: { surfaceId: 'booking', root: 'root' } },
+  { dataModelUpdate: { surfaceId: 'booking', contents: [{ key: 'name', valueString: 'Ada' }] } },
+];
+/** An a2ui-surface activity: a snapshot of the first two operations, a delta adding the third. */
+const a2uiSurface = ({ copilotKey = true } = {}) => [
+  { type: 'ACTIVITY_SNAPSHOT', messageId: 'a-1', activityType: 'a2ui-surface', content: { operations: A2UI_OPS.slice(0, 2), a2ui_operations: A2UI_OPS.slice(0, 2) } },
+  {
+    type: 'ACTIVITY_DELTA',
+    messageId: 'a-1',
+    activityType: 'a2ui-surface',
+    patch: [{ op: 'add', path: '/operations/-', value: A2UI_OPS[2] }, ...(copilotKey ? [{ op: 'add', path: '/a2ui_operations/-', value: A2UI_OPS[2] }] : [])],
+  },
+];
+const a2uiScenario = ({ custom = false } = {}) => ({ a2ui: { custom, steps: [{ expect: { answer: 'Fill it.' }, surface: ['"beginRendering"', '"valueString":"Ada"'] }] } });
+
 const cases = {
   answer: {
     stream: (b) => [start(b), ...text(`m-${b.runId}`, 'It is ', '22 degrees.'), finish(b)],
@@ -787,6 +804,38 @@ const cases = {
     serve: teamFake(duoAsks()),
     scenario: teamScenario({ ...resumeTeam, resume: { ...resumeTeam.resume, payloads: { alpha: { ok: true }, beta: { city: 'Lisbon' } } } }),
     want: INTERRUPT_FAILS,
+  },
+  // A2UI rows (lib/a2ui.mjs): the surface as the client's reducer builds it
+  // from a snapshot and a JSON-Patch delta, under both content keys.
+  'a2ui-surface': {
+    stream: (b) => [start(b), ...text('m-f', 'Fill it.'), ...a2uiSurface(), finish(b)],
+    scenario: a2uiScenario(),
+    want: { '1.0.0': true },
+  },
+  'a2ui-keys-differ': {
+    stream: (b) => [start(b), ...text('m-f', 'Fill it.'), ...a2uiSurface({ copilotKey: false }), finish(b)],
+    scenario: a2uiScenario(),
+    want: { '1.0.0': false },
+  },
+  'a2ui-no-surface': {
+    stream: (b) => [start(b), ...text('m-f', 'Fill it.'), finish(b)],
+    scenario: a2uiScenario(),
+    want: { '1.0.0': false },
+  },
+  'a2ui-in-text': {
+    stream: (b) => [start(b), ...text('m-f', 'Fill it.', JSON.stringify(A2UI_OPS[0])), ...a2uiSurface(), finish(b)],
+    scenario: a2uiScenario(),
+    want: { '1.0.0': false },
+  },
+  'a2ui-custom': {
+    stream: (b) => [start(b), ...text('m-f', 'Fill it.'), { type: 'CUSTOM', name: 'a2ui', value: { surfaceId: 'booking', activityId: 'a-1', operations: A2UI_OPS } }, finish(b)],
+    scenario: a2uiScenario({ custom: true }),
+    want: { '0.0.59': true, '0.0.36': true },
+  },
+  'a2ui-activity-to-old-client': {
+    stream: (b) => [start(b), ...text('m-f', 'Fill it.'), ...a2uiSurface(), finish(b)],
+    scenario: a2uiScenario({ custom: true }),
+    want: { '0.0.59': false },
   },
   'tool-call-card-twice': {
     // ADK's long-running call, as today's bridge shows it: the same call streamed twice

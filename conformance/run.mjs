@@ -83,6 +83,7 @@ function bridgeConfig(port, agents, teams) {
     lines.push(`  - name: ${yamlString(a.name)}`, `    url: ${yamlString(a.url)}`);
     if (a.card) lines.push(`    card: ${yamlString(a.card)}`);
     if (a.transports) lines.push(`    transports: [${a.transports.map(yamlString).join(', ')}]`);
+    if (a.a2ui) lines.push(`    a2ui: ${yamlString(a.a2ui)}`);
   }
   if (teams.length > 0) lines.push('teams:');
   for (const t of teams) {

@@ -139,6 +139,18 @@ const go = {
   signinDetails: (taskId) => [{ authorize: `/signin/authorize?task=${taskId}`, taskId }],
 };
 
+// Mirrors of examples/agents/a2ui.go.
+const goA2UI = {
+  bookerForm: 'Please fill in the booking form.',
+  bookerNoUI: 'I show a booking form to clients that activate A2UI v0.8; tell me your name, the date and how many guests.',
+  booked: (c) => `Booked a table for ${c.name} on ${c.date} for ${c.guests} guests.`,
+  wizardFirst: 'Step 1 of 2: where do you want to go?',
+  wizardSecond: 'Step 2 of 2: how many travellers?',
+  wizardDone: (dest, n) => `Your trip to ${dest} for ${n} travellers is planned.`,
+  monitorDone: 'The dashboard finished its run.',
+  monitorRefreshed: 'The dashboard refreshed at your request.',
+};
+
 const weather = 'What is the weather?';
 const booking = 'Book me a flight to Lisbon';
 const goAskerExpect = { interrupt: true, question: go.askerQuestion, responseSchema: go.citySchema };
@@ -331,6 +343,11 @@ export const scenarios = [
   },
   { name: 'go-painter-no-tools', agent: 'painter', text: 'Make the background blue', expect: { answer: go.painterNoTool } },
 
+  // Generative UI (A2UI, issue 21; lib/a2ui.mjs): the Go agents' surfaces as
+  // a2ui-surface activities (1.0) or CUSTOM a2ui events (older clients, under
+  // a2ui: on), and the user's actions (forwardedProps.a2uiAction) back.
+  ...a2uiRows(),
+
   // Teams: several agents behind one endpoint, every event attributed to its
   // member (1.0: SUBAGENT_* and subagentRunId; older: TEXT_MESSAGE_START.name,
   // members one after the other), the journal replay attributed the same.
@@ -451,6 +468,54 @@ function quietApproval(prefix, agent, expect, args, bookedAnswer, denied) {
   }));
 }
 
+
+function a2uiRows() {
+  const form = { name: 'Ada', date: '2026-12-31', guests: 4, terrace: true };
+  // The form CopilotKit's renderer sends (v0.8 userAction); the bridge turns it into the agent's version.
+  const book = { userAction: { name: 'book', surfaceId: 'booking', sourceComponentId: 'book', context: form } };
+  const bookingSteps = [
+    { expect: { answer: goA2UI.bookerForm }, surface: ['"beginRendering"', '"TextField"', '"surfaceId":"booking"'] },
+    { action: book, expect: { answer: goA2UI.booked(form) }, surface: [`Booked a table for ${form.name}`] },
+  ];
+  const v09 = (name, context) => ({ version: 'v0.9', action: { name, surfaceId: 'wizard', sourceComponentId: name, timestamp: '2026-12-04T02:00:00Z', context } });
+  return [
+    { name: 'go-booker-a2ui', agent: 'booker', text: 'A table please', a2ui: { steps: bookingSteps }, clients: ['1.0.0'] },
+    // a2ui: auto activates A2UI for 1.0 clients only: the others get the agent's text answer.
+    { name: 'go-booker-a2ui-auto-legacy', agent: 'booker', text: 'A table please', a2ui: { steps: [{ expect: { answer: goA2UI.bookerNoUI } }] }, clients: ['0.0.59', '0.0.36'] },
+    { name: 'go-booker-a2ui-on-legacy', agent: 'booker-on', text: 'A table please', a2ui: { steps: bookingSteps, custom: true }, clients: ['0.0.59', '0.0.36'] },
+    {
+      name: 'go-wizard-a2ui',
+      agent: 'wizard',
+      text: 'Plan a trip',
+      a2ui: {
+        steps: [
+          { expect: { interrupt: true, question: goA2UI.wizardFirst }, surface: ['"createSurface"', '"destination"'] },
+          { action: v09('next', { destination: 'Lisbon' }), expect: { interrupt: true, question: goA2UI.wizardSecond }, surface: ['Plan a trip to Lisbon (2/2)'] },
+          { action: v09('finish', { travellers: 3 }), expect: { answer: goA2UI.wizardDone('Lisbon', 3) }, surface: ['"deleteSurface"'] },
+        ],
+      },
+      clients: ['1.0.0'],
+    },
+    // A client before 1.0 that declares what it renders (a2uiClientCapabilities, as CopilotKit's
+    // example does) gets activities under a2ui: auto; 0.0.59's reducer applies the deltas.
+    {
+      name: 'go-monitor-a2ui-declared',
+      agent: 'monitor',
+      text: 'Show the dashboard',
+      forwardedProps: { a2uiClientCapabilities: { 'v0.9': { supportedCatalogIds: ['https://a2ui.org/specification/v0_9/basic_catalog.json'] } } },
+      a2ui: {
+        activities: true,
+        steps: [
+          { expect: { answer: goA2UI.monitorDone }, surface: ['load 50%', '"value":"done"', '"catalogId":"https://a2ui.org/specification/v0_9/basic_catalog.json"'] },
+          { action: { version: 'v0.9', action: { name: 'refresh', surfaceId: 'monitor', sourceComponentId: 'refresh', context: { status: 'done' } } }, expect: { answer: goA2UI.monitorRefreshed }, surface: ['"value":"refreshed"'] },
+        ],
+      },
+      clients: ['0.0.59'],
+    },
+    { name: 'go-monitor-a2ui', agent: 'monitor', text: 'Show the dashboard', a2ui: { steps: [{ expect: { answer: goA2UI.monitorDone }, surface: ['load 50%', '500 requests', '"value":"done"'] }] }, clients: ['1.0.0'] },
+  ];
+}
+
 /**
  * bridgeAgents lists the bridge config's agents from the agent processes'
  * announcements: every Go agent under its own name plus the streamer pinned
@@ -469,6 +534,8 @@ export function bridgeAgents(goAgents, jsAgents, fwAgents = {}) {
   for (const [name, a] of Object.entries(jsAgents)) {
     list.push(name.endsWith('-grpc') ? { name, url: a.url, transports: ['GRPC'] } : { name, url: a.url });
   }
+  // The booking form under a2ui: on, for the clients before 1.0 (CUSTOM a2ui).
+  if (goAgents.booker) list.push({ name: 'booker-on', url: goAgents.booker.url, a2ui: 'on' });
   // Nothing listens on the discard port: a member that is down (team panel).
   if (s) list.push({ name: 'offline', url: 'http://127.0.0.1:9/' });
   list.push(...frameworkAgents(fwAgents));

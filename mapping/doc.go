@@ -13,6 +13,11 @@
 // around one member-mode Translator per member (Options.Member), whose
 // events carry the member's subagentRunId.
 //
+// A2UI parts (a2ui.go) become one a2ui-surface activity per surface (CUSTOM
+// a2ui for clients that take no activities), never state or text; the
+// user's actions on a surface go back as A2UI parts in the agent's version
+// (a2ui_input.go).
+//
 // Identifiers are name-based UUIDs derived from the thread, run, task,
 // artifact and a counter, and timestamps come from an injected clock, so the
 // same input always produces byte-identical output.

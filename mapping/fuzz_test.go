@@ -26,6 +26,9 @@ func scriptFromBytes(data []byte) []a2a.Event {
 			if arg&0x20 != 0 {
 				msg.Parts = append(msg.Parts, a2a.NewDataPart(map[string]any{"k": int(arg)}))
 			}
+			if arg&0x40 != 0 {
+				msg.Parts = append(msg.Parts, fuzzA2UIPart(op, arg))
+			}
 		}
 		switch op % 5 {
 		case 0:
@@ -36,6 +39,9 @@ func scriptFromBytes(data []byte) []a2a.Event {
 			parts := []*a2a.Part{a2a.NewTextPart(text)}
 			if arg&0x40 != 0 {
 				parts = append(parts, a2a.NewURLPart("https://example.com/f", "text/plain", "f.txt"))
+			}
+			if arg&0x80 != 0 {
+				parts = append(parts, fuzzA2UIPart(op, arg))
 			}
 			out = append(out, &a2a.ArtifactUpdate{TaskID: info.TaskID, ContextID: info.ContextID,
 				Artifact: &a2a.Artifact{ID: id, Parts: parts}, Append: arg&0x01 != 0, LastChunk: arg&0x02 != 0})

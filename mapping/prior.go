@@ -114,6 +114,12 @@ func (t *Translator) resumeFrom(events []agui.Event) {
 			case "a2a.status":
 				t.activityID = e.MessageID
 				aside = true
+			case A2UIActivityType:
+				t.restoreA2UI(e)
+			}
+		case *agui.ActivityDelta:
+			if e.ActivityType == A2UIActivityType {
+				t.restoreA2UI(e)
 			}
 		case *agui.Custom:
 			switch e.Name {
@@ -121,6 +127,8 @@ func (t *Translator) resumeFrom(events []agui.Event) {
 				t.fileN++
 			case "a2a.status":
 				aside = true
+			case A2UICustomName:
+				t.restoreA2UI(e)
 			}
 		default:
 			continue

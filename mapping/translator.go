@@ -145,6 +145,10 @@ type Options struct {
 	// are replaced by "[REDACTED]" wherever agent data enters the shared
 	// state, at any depth.
 	RedactKeys []string
+	// A2UIActivities shows A2UI surfaces as activities to a client before
+	// 1.0 that renders them (ClientRendersA2UI); 1.0 clients always get
+	// activities, the others CUSTOM a2ui events.
+	A2UIActivities bool
 	// Member, when set, makes this translator one member of a team run
 	// (see Member): it produces that member's part of the run, which a
 	// Team wraps.
@@ -251,6 +255,8 @@ type Translator struct {
 	earlier map[a2a.ArtifactID]bool
 	// outcome is how a member's part ended (member mode).
 	outcome MemberOutcome
+	// a2ui holds the run's A2UI surfaces (a2ui.go).
+	a2ui a2uiState
 }
 
 // textStream is one AG-UI assistant message fed by one A2A source: an
@@ -356,6 +362,7 @@ func (t *Translator) Translate(ev a2a.Event) []agui.Event {
 		return nil
 	}
 	out := t.Start()
+	out = t.decideByNext(out, ev)
 	switch e := ev.(type) {
 	case *a2a.Task:
 		if e == nil {
@@ -621,9 +628,10 @@ func (t *Translator) statusText(out []agui.Event, msg *a2a.Message, role statusR
 	}
 	if policy == StatusAuto {
 		switch {
-		case role == statusProgress && !t.answered && s.text.Len() == 0:
-			// The task's first status text: held until the next event
-			// decides what it is.
+		case role == statusProgress && !t.answered && s.text.Len() == 0 && onlyText(msg):
+			// The task's first status text, alone in its message (a
+			// placeholder's shape): held until the next event decides
+			// what it is (decideByNext).
 			s.text.WriteString(delta)
 			return out
 		case s.text.Len() > 0 && (t.answered || role == statusQuestion), role == statusProgress && t.answered:
@@ -653,6 +661,76 @@ func (t *Translator) statusText(out []agui.Event, msg *a2a.Message, role statusR
 		return out
 	}
 	return t.aside(out, s, delta, policy)
+}
+
+// decideByNext decides status text StatusAuto holds by the event after
+// it, before that event is shown, so the held text keeps its place: answer
+// text in an artifact or a reply makes it progress (artifactText decides
+// then); anything else the task shows — more status text, data, a tool
+// call, a surface — makes it the start of the answer. Events that show
+// nothing (a bare state change) and the task's end (complete, fail,
+// interrupt settle it) decide nothing here. Deciding at the next event
+// keeps what is held to one event, which a translator taking the run over
+// finds again in the task's snapshot.
+func (t *Translator) decideByNext(out []agui.Event, ev a2a.Event) []agui.Event {
+	if t.opt.StatusText != StatusAuto || t.statusRole != autoUndecided || t.status == nil || t.status.text.Len() == 0 {
+		return out
+	}
+	var msg *a2a.Message
+	switch e := ev.(type) {
+	case *a2a.ArtifactUpdate:
+		if e == nil || e.Artifact == nil || hasAnswerText(e.Artifact.Parts) || !hasParts(e.Artifact.Parts) {
+			return out
+		}
+		return t.decideStatus(out, autoAnswer)
+	case *a2a.StatusUpdate:
+		if e != nil && !a2a.IsTerminal(e.Status.State) && !a2a.IsInterrupted(e.Status.State) {
+			msg = e.Status.Message
+		}
+	case *a2a.Task:
+		if e != nil && !a2a.IsTerminal(e.Status.State) && !a2a.IsInterrupted(e.Status.State) {
+			msg = e.Status.Message
+		}
+	}
+	if msg == nil || msg.Role == a2a.RoleUser || onlyText(msg) {
+		return out // more status text is decided by statusText
+	}
+	return t.decideStatus(out, autoAnswer)
+}
+
+// onlyText reports a message whose parts are all text (thoughts included).
+func onlyText(msg *a2a.Message) bool {
+	if msg == nil {
+		return true
+	}
+	for _, p := range msg.Parts {
+		if p == nil {
+			continue
+		}
+		if _, ok := p.Content.(a2a.TextPart); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// hasAnswerText reports parts with answer text (not a thought).
+func hasAnswerText(parts []*a2a.Part) bool {
+	for _, p := range parts {
+		if p != nil && !isThought(p) && p.Text() != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func hasParts(parts []*a2a.Part) bool {
+	for _, p := range parts {
+		if p != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // autoDecision is what StatusAuto made of a task's status text.
@@ -753,7 +831,13 @@ func (t *Translator) onArtifact(out []agui.Event, art *a2a.Artifact, appendParts
 	if s == nil {
 		s = t.heldStream(source)
 	}
-	out = t.artifactParts(out, s, art, appendParts, t.nonText[art.ID])
+	// Parts appended to an artifact are new; a replacement may repeat the
+	// non-text parts already shown.
+	skip := t.nonText[art.ID]
+	if appendParts {
+		skip = 0
+	}
+	out = t.artifactParts(out, s, art, appendParts, skip)
 	if last {
 		out = t.endStream(out, s)
 	}
@@ -824,7 +908,7 @@ func (t *Translator) artifactParts(out []agui.Event, s *textStream, art *a2a.Art
 		t.nonText[art.ID]++
 		out = t.nonTextPart(out, p, art.ID)
 	}
-	return out
+	return t.flushA2UI(out)
 }
 
 // textPart routes a text part of an answer: thoughts to reasoning, the
@@ -925,7 +1009,7 @@ func (t *Translator) nonTextParts(out []agui.Event, msg *a2a.Message) []agui.Eve
 		}
 		out = t.nonTextPart(out, p, "")
 	}
-	return out
+	return t.flushA2UI(out)
 }
 
 // nonTextPart maps a non-text part: function calls and responses to tool
@@ -933,6 +1017,12 @@ func (t *Translator) nonTextParts(out []agui.Event, msg *a2a.Message) []agui.Eve
 // activity (1.0 clients) or CUSTOM event and to the state; anything else to
 // CUSTOM, so nothing the agent sends is dropped silently.
 func (t *Translator) nonTextPart(out []agui.Event, p *a2a.Part, artifactID a2a.ArtifactID) []agui.Event {
+	if isA2UIPart(p) {
+		// Shown with the message's other A2UI parts (flushA2UI), never as
+		// state.
+		t.queueA2UI(p)
+		return out
+	}
 	switch kind, id, fname, args, response := functionCall(p); kind {
 	case adkFunctionCall:
 		out, _ = t.toolCall(out, id, fname, args)
@@ -1076,7 +1166,7 @@ func isUIState(p *a2a.Part) bool {
 
 // isSpecialData reports data parts with a meaning beyond plain data.
 func isSpecialData(p *a2a.Part) bool {
-	if isUIState(p) || isSchemaPart(p) {
+	if isUIState(p) || isSchemaPart(p) || isA2UIPart(p) {
 		return true
 	}
 	if _, ok := mastraSuspension(p); ok {
@@ -1156,6 +1246,7 @@ func (t *Translator) endStep(out []agui.Event) []agui.Event {
 }
 
 func (t *Translator) closeAll(out []agui.Event) []agui.Event {
+	out = t.flushA2UI(out)
 	out = t.closeText(out)
 	out = t.closeReasoning(out)
 	return t.endStep(out)

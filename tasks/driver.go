@@ -290,7 +290,7 @@ func (d *driver) setup() {
 		// Logs and traces of a run find each other.
 		d.log = d.log.With("trace_id", sc.TraceID().String())
 	}
-	d.guard = agui.NewGuard(d.in.IsV1())
+	d.guard = newGuard(d.in)
 	for _, e := range d.prior {
 		_ = d.guard.Check(e) // what the journal holds is what clients hold
 	}
@@ -324,6 +324,7 @@ func (d *driver) setup() {
 		StateVersion:     d.thread.StateVersion,
 		MaxInlineBytes:   d.spec.MaxInlineBytes,
 		RedactKeys:       d.spec.RedactKeys,
+		A2UIActivities:   a2uiActivities(d.in),
 	})
 }
 
@@ -386,6 +387,26 @@ func (d *driver) turn() string {
 // clientResults are the tool messages the client sent for the calls this
 // run's resume approves (see resumePlan.echoed).
 func (d *driver) clientResults() map[string]string {
+	if d.takeover {
+		// The request holds them: a tool message for a call the run
+		// answers got past checkToolResults only as such an echo.
+		calls := map[string]bool{}
+		for _, r := range d.thread.ActiveResults {
+			calls[r.Call.ToolCallID] = true
+		}
+		var echoed map[string]string
+		for _, m := range d.in.Messages {
+			if m.Role == agui.RoleTool && calls[m.ToolCallID] {
+				if echoed == nil {
+					echoed = map[string]string{}
+				}
+				if _, dup := echoed[m.ToolCallID]; !dup {
+					echoed[m.ToolCallID] = m.ID
+				}
+			}
+		}
+		return echoed
+	}
 	if d.resume == nil {
 		return nil
 	}
@@ -453,6 +474,7 @@ func (d *driver) drive() {
 	// The run's A2A calls are spans of the run.
 	ctx, cancel := context.WithCancelCause(trace.ContextWithSpan(a2a.WithCallerAuthorization(d.svc.ctx, d.caller), d.span))
 	defer cancel(nil)
+	ctx = d.activateA2UI(ctx) // every call of the run (tasks/a2ui.go)
 	d.armStop(cancel)
 	defer d.disarm()
 	if d.svc.lease > 0 {
@@ -503,6 +525,7 @@ func (d *driver) drive() {
 		msg.Metadata = d.resume.metadata
 	}
 	ctx = d.extend(ctx, msg)
+	d.addA2UICapabilities(msg)
 	var upstream error
 	if d.agent.Streaming() {
 		var f *follower
@@ -625,6 +648,7 @@ func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc)
 func (d *driver) forward(ctx context.Context) bool {
 	msg := a2a.NewUserMessage(d.resume.contextID, d.resume.taskID, d.parts...)
 	msg.Metadata = d.resume.metadata
+	d.addA2UICapabilities(msg)
 	accepted := false
 	if !d.agent.Streaming() {
 		ev, err := d.agent.Send(ctx, msg, true)

@@ -74,6 +74,14 @@ type AgentSpec struct {
 	// RedactKeys are object keys (case-insensitive) whose values become
 	// "[REDACTED]" in the shared state built from agent data.
 	RedactKeys []string
+	// A2UI says when runs activate the A2UI extension (tasks/a2ui.go);
+	// "" is mapping.A2UIAuto. A2UICatalogs are the catalogs announced as
+	// the client's when it names none (default: the version's standard
+	// catalog). MaxA2UIActionBytes bounds forwardedProps.a2uiAction
+	// (default mapping.DefaultMaxA2UIActionBytes).
+	A2UI               mapping.A2UIMode
+	A2UICatalogs       []string
+	MaxA2UIActionBytes int
 }
 
 // Options configure a Service.
@@ -361,6 +369,10 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		}
 		return nil, threadBusy(key, current.ActiveRunID)
 	}
+	action, err := s.planA2UIAction(ctx, spec, team, current, in)
+	if err != nil {
+		return nil, err
+	}
 	plan, rp, rej := s.planRun(ctx, current, in)
 	switch {
 	case rej != nil:
@@ -368,6 +380,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	case rp != nil:
 		return &Run{Key: key, RunID: rp.runID, svc: s, after: rp.after}, nil
 	}
+	parts = action.useA2UIAnswer(plan, parts)
 	// A client that missed what happened on the thread since it last read
 	// (its stream dropped while the run went on) gets the conversation the
 	// bridge holds, reconciled with what it sends now.

@@ -187,6 +187,7 @@ func (d *driver) reattach(ctx context.Context) {
 		return
 	}
 	d.agent = agent
+	ctx = d.activateA2UI(ctx)
 	// The agent named the task, so it took the run's message.
 	d.reached, d.sentInput, d.decided = true, true, true
 	d.nameTask(id, d.tr.ContextID())

@@ -84,3 +84,66 @@ func joined(es []Entry) []byte {
 	}
 	return b
 }
+
+// TestTakeOverKeepsTheClientsToolMessage: a CopilotKit resume (the
+// approval and the client's own tool message for the call) cut by a
+// shutdown before the call's result was reported: the process that takes
+// the run over still puts the result into the client's message, so the
+// call keeps one result.
+func TestTakeOverKeepsTheClientsToolMessage(t *testing.T) {
+	t.Parallel()
+	store := NewMemoryStore()
+	turns := approvalTurns(false, "")
+	turns[1] = []scripted{{ev: status(a2a.TaskStateWorking)}} // then silence: the task goes on
+	first := &scriptedAgent{streaming: true, hold: true, turns: turns}
+	svc1 := NewService(Options{Store: store, ExclusiveStore: true, Agents: []AgentSpec{{Name: "a",
+		Connect: func(context.Context) (Agent, error) { return first, nil }}}})
+	in, _ := interruptRun(t, svc1, "th")
+	req := resumeInput("th", "r2", resolved(in.ID, `{"approved":true}`))
+	req.Messages = append(req.Messages, agui.Message{ID: "ck-tool-1", Role: agui.RoleTool, ToolCallID: in.ToolCallID,
+		Content: agui.TextContent(`{"approved":true}`)})
+	run := must(svc1.StartRun(t.Context(), "a", req))
+	waitFor(t, func() bool {
+		es, _ := store.Read(t.Context(), run.Key, 0, 100)
+		return strings.Contains(string(joined(es)), `"a2a:working"`) && strings.Count(string(joined(es)), "RUN_STARTED") == 2
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	_ = svc1.Close(ctx)
+	cancel()
+	collect(t, run)
+
+	second := &scriptedAgent{streaming: true, subscribe: []scripted{
+		{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("Booked.", false)}, {ev: status(a2a.TaskStateCompleted)},
+	}}
+	svc2 := NewService(Options{Store: store, ExclusiveStore: true, Agents: []AgentSpec{{Name: "a",
+		Connect: func(context.Context) (Agent, error) { return second, nil }}}})
+	t.Cleanup(func() { _ = svc2.Close(context.Background()) })
+	if n, err := svc2.Recover(t.Context()); err != nil || n != 1 {
+		t.Fatalf("Recover took %d runs: %v", n, err)
+	}
+	follow, err := svc2.Follow(t.Context(), "a", "th", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snapshot *agui.MessagesSnapshot
+	for _, e := range collect(t, follow) {
+		switch e := e.(type) {
+		case *agui.ToolCallResult:
+			t.Fatalf("a TOOL_CALL_RESULT beside the client's own tool message: %+v", e)
+		case *agui.MessagesSnapshot:
+			snapshot = e
+		}
+	}
+	results := 0
+	for _, m := range snapshot.Messages {
+		if m.Role == agui.RoleTool && m.ToolCallID == in.ToolCallID {
+			results++
+			if m.ID != "ck-tool-1" || !strings.Contains(m.Content.Text, `"approved":true`) {
+				t.Fatalf("the call's result %+v", m)
+			}
+		}
+	}
+	if results != 1 {
+		t.Fatalf("%d results for the call in the last snapshot", results)
+	}
+}

@@ -168,6 +168,7 @@ func (t *teamRun) join(ctx context.Context, name string, plan *resumePlan, parts
 		StateKey:       t.spec.StateKey,
 		MaxInlineBytes: spec.MaxInlineBytes,
 		RedactKeys:     spec.RedactKeys,
+		A2UIActivities: a2uiActivities(d.in),
 	}
 	if plan != nil {
 		m.contextID, m.taskID, m.metadata, m.cancel = plan.contextID, plan.taskID, plan.metadata, plan.cancel
@@ -585,6 +586,7 @@ func (t *teamRun) upstream(m *memberRun) {
 		msg.Metadata[mapping.ExtensionURI] = mapping.ExtensionMetadata(t.d.in, t.spec.StateKey)
 		ctx = a2a.WithHeaders(ctx, map[string]string{"A2A-Extensions": mapping.ExtensionURI})
 	}
+	ctx = activateA2UI(ctx, m.spec, agent, t.d.in, msg)
 	var idle *time.Timer
 	if m.spec.IdleTimeout > 0 {
 		idle = time.AfterFunc(m.spec.IdleTimeout, func() { m.stop(errIdleTimeout) })

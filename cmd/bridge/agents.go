@@ -163,6 +163,9 @@ func (r *remoteAgent) info(ctx context.Context) aguihttp.AgentInfo {
 		// Frontend tools and the client's state reach the agent only
 		// through the bridge's A2A extension.
 		"tools": map[string]any{"supported": true, "clientProvided": ag.DeclaresExtension(mapping.ExtensionURI)},
+		// Generative UI: the A2UI versions the card lists (newest first),
+		// which runs activate per the agent's a2ui switch (tasks/a2ui.go).
+		"a2ui": a2uiCapabilities(r.cfg.A2UI, ag.DeclaresExtension),
 		"a2a": map[string]any{
 			"streaming":          ag.Streaming(),
 			"protocolVersion":    b.ProtocolVersion,
@@ -172,6 +175,21 @@ func (r *remoteAgent) info(ctx context.Context) aguihttp.AgentInfo {
 		},
 	}
 	return info
+}
+
+// a2uiCapabilities describes an agent's A2UI support for GET /agents/{name}.
+func a2uiCapabilities(mode string, declares func(string) bool) map[string]any {
+	versions := []string{}
+	for _, v := range mapping.A2UIVersions {
+		if declares(v.ExtensionURI()) {
+			versions = append(versions, string(v))
+		}
+	}
+	if mode == "" {
+		mode = config.A2UIAuto
+	}
+	supported := mode == config.A2UIOn || (mode == config.A2UIAuto && len(versions) > 0)
+	return map[string]any{"supported": supported, "versions": versions, "mode": mode, "activityType": mapping.A2UIActivityType}
 }
 
 // team is one configured team in the catalog.

@@ -86,6 +86,11 @@ func newGeneration(cfg *config.Config, prev *generation, inst instruments) *gene
 			MaxEventBytes:  int(cfg.Limits.MaxEventBytes),
 			MaxStateBytes:  int(cfg.Limits.MaxStateBytes),
 			RedactKeys:     cfg.RedactKeys,
+			// A2UI (tasks/a2ui.go): when runs activate it, the catalogs
+			// announced for clients that name none, the action bound.
+			A2UI:               mapping.A2UIMode(a.A2UI),
+			A2UICatalogs:       a.A2UICatalogs,
+			MaxA2UIActionBytes: int(cfg.Limits.MaxA2UIActionBytes),
 		})
 	}
 	for _, t := range cfg.Teams {

@@ -22,6 +22,7 @@ import { format } from 'node:util';
 import { Observable } from 'rxjs';
 import WebSocket from 'ws';
 
+import { runA2UI } from './a2ui.mjs';
 import { runTeam } from './teams.mjs';
 
 export const CLIENT_VERSIONS = ['1.0.0', '0.0.59', '0.0.36'];
@@ -964,6 +965,7 @@ async function resumeAfterSignIn(authorize, agent, url, pending, resume, timeout
  */
 export async function runScenario(s, version, url, timeoutMs, transport = 'sse') {
   if (s.team) return runTeam(s, version, url, timeoutMs, transport);
+  if (s.a2ui) return runA2UI(s, version, url, timeoutMs, transport);
   if (s.frontendTool) return runFrontendTool(s, version, url, timeoutMs, transport);
   if (s.cancel) return runCancel(s, version, url, timeoutMs, transport);
   const agent = await newAgent(version, url, s.text, s.initialState, transport);

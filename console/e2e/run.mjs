@@ -276,6 +276,67 @@ const scenarios = [
     },
   },
   {
+    name: 'console-a2ui-booking',
+    what: 'booker (A2UI v0.8): the form renders, the user fills and submits it, the agent books and its next surface appears',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      await pickAgent(page, 'booker');
+      await send(page, 'A table please');
+      await status(page, 'finished');
+      const form = page.locator('#timeline [data-kind="a2ui"]:not([data-superseded]) [data-surface-id="booking"]');
+      await form.locator('[data-a2ui-kind="TextField"] input').fill('Ada');
+      await form.locator('[data-a2ui-kind="Slider"] input').fill('4');
+      await form.locator('[data-a2ui-kind="CheckBox"] input').check();
+      check((await form.locator('[data-a2ui-kind="DateTimeInput"] input').inputValue()) === '2026-12-24', 'the date from the data model');
+      await page.screenshot({ path: path.join(shots, 'console-a2ui-booking-form.png') });
+      await form.getByRole('button', { name: 'Book', exact: true }).click();
+      await page.locator('#timeline [data-kind="a2ui-action"]').getByText('book on booking').waitFor();
+      await status(page, 'finished');
+      const answer = 'Booked a table for Ada on 2026-12-24 for 4 guests.';
+      const text = await timelineText(page);
+      check(occurrences(text, answer) === 2, `the answer and the confirmation surface: ${occurrences(text, answer)} occurrences in ${JSON.stringify(text.slice(-600))}`);
+      const latest = page.locator('#timeline [data-kind="a2ui"]:not([data-superseded])');
+      check((await latest.count()) === 1, `${await latest.count()} live surfaces, want the confirmation only`);
+      await latest.getByText('Booked', { exact: true }).waitFor();
+      check((await page.locator('#timeline [data-kind="a2ui"][data-superseded] button').count()) >= 1, 'the old form stays, inert');
+    },
+  },
+  {
+    name: 'console-a2ui-wizard',
+    what: 'wizard (A2UI v0.9): each step waits for input; its button answers the interrupt and the next step appears',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      await pickAgent(page, 'wizard');
+      await send(page, 'Plan a trip');
+      await status(page, 'interrupted');
+      const live = () => page.locator('#timeline [data-kind="a2ui"]:not([data-superseded]) [data-surface-id="wizard"]');
+      await live().locator('[data-a2ui-kind="TextField"] input').fill('Lisbon');
+      await live().getByRole('button', { name: 'Next', exact: true }).click();
+      await live().getByText('Plan a trip to Lisbon (2/2)').waitFor();
+      await status(page, 'interrupted');
+      await live().locator('[data-a2ui-kind="Slider"] input').fill('3');
+      await live().getByRole('button', { name: 'Finish', exact: true }).click();
+      await status(page, 'finished');
+      const answer = 'Your trip to Lisbon for 3 travellers is planned.';
+      check(occurrences(await timelineText(page), answer) === 1, 'the answer, once');
+      await page.locator('#timeline [data-kind="a2ui"]').getByText('surface wizard closed').waitFor();
+    },
+  },
+  {
+    name: 'console-a2ui-dashboard',
+    what: 'monitor (A2UI v0.9): a live dashboard whose data model updates stream into one surface',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      await pickAgent(page, 'monitor');
+      await send(page, 'Show the dashboard');
+      await status(page, 'finished');
+      const surface = page.locator('#timeline [data-kind="a2ui"] [data-surface-id="monitor"]');
+      check((await surface.count()) === 1, `${await surface.count()} dashboards, want 1`);
+      const text = await surface.innerText();
+      check(text.includes('load 50%') && text.includes('500 requests') && text.includes('done'), `the last values: ${JSON.stringify(text)}`);
+    },
+  },
+  {
     name: 'console-approver-edit',
     what: 'approver: edit the call\'s arguments in the JSON text area, see the edited booking',
     async run({ page, bridge }) {
@@ -543,6 +604,26 @@ const scenarios = [
       await answered(page, 'You said: And a second one. Here is a streamed answer.');
       check(occurrences(await chatText(page), answer) === 1, 'the first answer is still shown once');
       check((await page.getByTestId('copilot-assistant-message').count()) === 2, 'two answers in all');
+    },
+  },
+  {
+    name: 'copilotkit-a2ui',
+    what: 'CopilotKit app: the monitor\'s A2UI dashboard drawn by @copilotkit/a2ui-renderer; its Refresh button\'s action reaches the agent, whose next surface appears',
+    async run({ page, copilotkitURL }) {
+      await page.goto(`${copilotkitURL}/?agent=monitor&view=a2ui`);
+      await page.getByRole('heading', { name: 'monitor', exact: true }).waitFor();
+      await chat(page, 'Show the dashboard');
+      await answered(page, 'The dashboard finished its run.');
+      const surfaces = page.locator('[data-testid="copilot-message-list"] .a2ui-surface');
+      await surfaces.first().getByText('load 50%').waitFor();
+      await surfaces.first().getByText('500 requests').waitFor();
+      await surfaces.first().getByText('done', { exact: true }).waitFor();
+      check((await surfaces.count()) === 1, `${await surfaces.count()} surfaces drawn, want 1`);
+      await page.screenshot({ path: path.join(shots, 'copilotkit-a2ui-dashboard.png') });
+      await surfaces.first().getByRole('button', { name: 'Refresh' }).click();
+      await answered(page, 'The dashboard refreshed at your request.');
+      await surfaces.nth(1).getByText('refreshed', { exact: true }).waitFor();
+      check((await surfaces.count()) === 2, `${await surfaces.count()} surfaces drawn after the refresh, want 2`);
     },
   },
   {

@@ -78,13 +78,18 @@ func (f Frontend) Tool(name string) bool {
 // its A2A-Extensions service parameter (one or more values, each possibly a
 // comma-separated list) names [ExtensionURI].
 func extensionRequested(ec *a2asrv.ExecutorContext) bool {
+	return requested(ec, ExtensionURI)
+}
+
+// requested reports whether the request activated the extension uri.
+func requested(ec *a2asrv.ExecutorContext, uri string) bool {
 	if ec == nil || ec.ServiceParams == nil {
 		return false
 	}
 	values, _ := ec.ServiceParams.Get(a2a.SvcParamExtensions)
 	for _, v := range values {
-		for uri := range strings.SplitSeq(v, ",") {
-			if strings.TrimSpace(uri) == ExtensionURI {
+		for u := range strings.SplitSeq(v, ",") {
+			if strings.TrimSpace(u) == uri {
 				return true
 			}
 		}

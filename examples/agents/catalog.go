@@ -203,6 +203,24 @@ func catalog(opts Options, quit <-chan struct{}) []Agent {
 			Skill:       skill("paint", "Frontend tool", "INPUT_REQUIRED with an ADK function_call naming a frontend tool; answers with its result.", "frontend-tools", "extension"),
 			Executor:    Painter{Delay: d},
 		},
+		{
+			Name: "booker", Streaming: true, Extensions: []a2a.AgentExtension{A2UIExtension(A2UIv08URI, A2UIv08Catalog)},
+			Description: "Shows an A2UI v0.8 booking form and books the table when you submit it.",
+			Skill:       skill("book-table", "Booking form", "A2UI v0.8 surface (surfaceUpdate, dataModelUpdate, beginRendering); its book action gets a confirmation.", "a2ui", "generative-ui"),
+			Executor:    Booker{Delay: d},
+		},
+		{
+			Name: "monitor", Streaming: true, Extensions: []a2a.AgentExtension{A2UIExtension(A2UIv09URI, A2UIv09Catalog)},
+			Description: "Streams a live A2UI v0.9 dashboard whose data model updates as it runs.",
+			Skill:       skill("dashboard-live", "Live dashboard", "A2UI v0.9 surface in a streamed artifact, then data model updates.", "a2ui", "generative-ui"),
+			Executor:    Monitor{Delay: d},
+		},
+		{
+			Name: "wizard", Streaming: true, Extensions: []a2a.AgentExtension{A2UIExtension(A2UIv09URI, A2UIv09Catalog)},
+			Description: "Plans a trip in two A2UI v0.9 steps, each waiting for you in INPUT_REQUIRED.",
+			Skill:       skill("plan-trip", "Two-step wizard", "INPUT_REQUIRED with an A2UI v0.9 surface per step; actions resume the task.", "a2ui", "input-required"),
+			Executor:    Wizard{Delay: d},
+		},
 	}
 }
 

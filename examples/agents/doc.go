@@ -21,6 +21,12 @@
 // ([ExtensionURI]) in their cards; [Dashboard] and [Painter] read the
 // frontend's state and tools from it when a request activates it.
 //
+// [Booker] (A2UI v0.8), [Monitor] and [Wizard] (A2UI v0.9) list the A2UI
+// extension in their cards and send surfaces only when a request activates
+// it: a booking form whose action books, a live dashboard updated through
+// its data model (and refreshed by its button), and a two-step wizard that
+// waits in INPUT_REQUIRED for each step's action.
+//
 // Every agent that uses a task publishes it first with [a2a.NewSubmittedTask]
 // (the a2asrv execution rules require a Task or a single Message as the first
 // event), stops as soon as its context is done, and answers CancelTask with a

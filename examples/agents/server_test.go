@@ -14,8 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// extensionAgents declare the bridge's extension in their cards.
-var extensionAgents = map[string]bool{"dashboard": true, "thinker": true, "painter": true}
+// extensionAgents declare extensions in their cards: the bridge's, or A2UI.
+var extensionAgents = map[string][]string{"dashboard": {ExtensionURI}, "thinker": {ExtensionURI}, "painter": {ExtensionURI},
+	"booker": {A2UIv08URI}, "monitor": {A2UIv09URI}, "wizard": {A2UIv09URI}}
 
 func TestCards(t *testing.T) {
 	t.Parallel()
@@ -68,10 +69,7 @@ func TestCards(t *testing.T) {
 					for _, e := range card.Capabilities.Extensions {
 						exts = append(exts, e.URI)
 					}
-					var wantExts []string
-					if extensionAgents[name] {
-						wantExts = []string{ExtensionURI}
-					}
+					wantExts := extensionAgents[name]
 					if !slices.Equal(exts, wantExts) {
 						t.Errorf("capabilities.extensions = %v, want %v", exts, wantExts)
 					}

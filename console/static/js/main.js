@@ -64,7 +64,15 @@ const app = {
   debugShown: -1,
 };
 
-const timeline = new Timeline($('timeline'), { agentName: null });
+const timeline = new Timeline($('timeline'), {
+  agentName: null,
+  // A button on an A2UI surface: the action goes to the agent in the next
+  // run (forwardedProps.a2uiAction), in the form of the surface's version.
+  onA2UIAction: (action, version) => {
+    if (app.busy || !app.threadId) return;
+    startRun({ a2uiAction: version === 'v0.8' ? { userAction: action } : { version, action } });
+  },
+});
 
 // uuid works on plain http too, where crypto.randomUUID is missing (a
 // bridge reached by a LAN address is not a secure context).
@@ -385,11 +393,11 @@ async function follow(token) {
 
 // startRun sends one run on the open thread: a user message, answers to the
 // pending interrupts, or the results of frontend tools.
-async function startRun({ text, resume, toolResults }) {
+async function startRun({ text, resume, toolResults, a2uiAction }) {
   const token = app.openToken;
   const runId = uuid();
   const user = text ? { id: uuid(), role: 'user', content: text } : null;
-  const sent = { user: user ? [user] : [], resume: resume ?? [], toolResults: toolResults ?? [] };
+  const sent = { user: user ? [user] : [], resume: resume ?? [], toolResults: toolResults ?? [], ...(a2uiAction && { a2uiAction }) };
   const input = {
     threadId: app.threadId,
     runId,
@@ -398,7 +406,7 @@ async function startRun({ text, resume, toolResults }) {
     messages: [...conversation(app.model), ...(user ? [user] : []), ...sent.toolResults],
     tools: FRONTEND_TOOLS,
     context: [],
-    forwardedProps: {},
+    forwardedProps: a2uiAction ? { a2uiAction } : {},
   };
   if (resume) input.resume = resume;
   app.sent[runId] = sent;

@@ -9,6 +9,7 @@
 // the renderer redraws only what changed.
 
 import { applyPatch } from './jsonpatch.js';
+import { surfaceIdOf } from './a2ui.js';
 
 export const SERVER_EXECUTION_KEY = 'ag-ui:tool-execution';
 const TERMINAL = new Set(['RUN_FINISHED', 'RUN_ERROR']);
@@ -148,6 +149,7 @@ export function apply(m, env, sent = () => null) {
       const mine = sent(runId);
       for (const u of mine?.user ?? []) userItem(m, u, runId);
       if (mine?.resume?.length) push(m, { kind: 'resume', id: `resume:${runId}`, runId, entries: mine.resume, interrupts: m.interrupts });
+      if (mine?.a2uiAction) push(m, { kind: 'a2ui-action', id: `a2ui-action:${runId}`, runId, action: mine.a2uiAction });
       for (const r of mine?.toolResults ?? []) {
         const t = m.toolCalls.get(r.toolCallId);
         if (t && t.result == null) {
@@ -302,6 +304,7 @@ export function apply(m, env, sent = () => null) {
       try {
         item.content = applyPatch(item.content, e.patch);
         if (item.kind === 'file') item.file = fileFrom(item.content);
+        if (item.activityType === A2UI_ACTIVITY) noteSurfaces(m, item);
         touch(m, item);
       } catch (err) {
         debug(m, seq, 'warning', 'ACTIVITY_DELTA not applied', { error: err.message, patch: e.patch });
@@ -312,6 +315,18 @@ export function apply(m, env, sent = () => null) {
       debug(m, seq, 'custom', e.name, e.value);
       if (e.name === 'a2a.route') {
         push(m, { kind: 'route', id: `route:${seq}`, runId: m.activeRunId, value: e.value ?? {}, ...attrib });
+      } else if (e.name === 'a2ui' && e.value?.activityId) {
+        // Clients before 1.0 get a surface's operations as CUSTOM a2ui
+        // events; a thread started by one renders them too.
+        const item = m.messages.get(e.value.activityId);
+        const ops = Array.isArray(e.value.operations) ? e.value.operations : [];
+        if (item?.activityType === A2UI_ACTIVITY) {
+          item.content = { operations: [...(item.content.operations ?? []), ...ops] };
+          noteSurfaces(m, item);
+          touch(m, item);
+        } else {
+          activity(m, e.value.activityId, A2UI_ACTIVITY, { operations: ops }, true, attrib);
+        }
       } else if (e.name === 'a2a.file') {
         // Older clients get files as CUSTOM; a thread started by one shows them too.
         activity(m, `file:${seq}`, 'a2a.file', e.value, true, attrib);
@@ -361,7 +376,46 @@ function activity(m, id, activityType, content, replace, attrib) {
   }
   Object.assign(item, { kind, activityType, content: structuredClone(content ?? {}) });
   if (kind === 'file') item.file = fileFrom(item.content);
+  if (activityType === A2UI_ACTIVITY) noteSurfaces(m, item);
   touch(m, item);
+}
+
+export const A2UI_ACTIVITY = 'a2ui-surface';
+
+// noteSurfaces records the surfaces an A2UI activity addresses; an earlier
+// activity of one of them (a surface an agent continues in a later run) is
+// superseded: it still shows, but only the latest takes actions.
+function noteSurfaces(m, item) {
+  item.surfaceIds = [...new Set((item.content?.operations ?? []).map(surfaceIdOf).filter(Boolean))];
+  for (const other of m.items) {
+    if (other === item || other.activityType !== A2UI_ACTIVITY || other.supersededBy) continue;
+    if (m.items.indexOf(other) > m.items.indexOf(item)) continue;
+    if ((other.surfaceIds ?? []).some((id) => item.surfaceIds.includes(id))) {
+      other.supersededBy = item.id;
+      touch(m, other);
+    }
+  }
+}
+
+// surfaceOperations are the operations an A2UI activity renders: its own,
+// after those of the earlier activities of the same surface when it
+// continues one (an update in a later run, without createSurface).
+export function surfaceOperations(m, item) {
+  const own = item.content?.operations ?? [];
+  const opens = (op) => op?.createSurface || op?.beginRendering;
+  const ids = item.surfaceIds ?? [];
+  if (ids.length === 0 || own.some(opens)) return own;
+  const before = [];
+  for (const other of m.items) {
+    if (other === item) break;
+    if (other.activityType !== A2UI_ACTIVITY) continue;
+    for (const op of other.content?.operations ?? []) {
+      if (!ids.includes(surfaceIdOf(op))) continue;
+      if (op.deleteSurface) before.length = 0;
+      else before.push(op);
+    }
+  }
+  return [...before, ...own];
 }
 
 // pendingToolCalls is what a finished run left for the page to execute:

@@ -2,6 +2,9 @@
 // (textContent), never as HTML, and links only with schemes a file can
 // safely have: the console shows whatever a remote agent says.
 
+import { renderSurfaces } from './a2ui.js';
+import { surfaceOperations } from './model.js';
+
 const SAFE_URL = /^(https?:|data:|blob:)/i;
 
 // h builds an element: h('div', {class: 'x', onclick: fn}, child, 'text', …).
@@ -160,8 +163,20 @@ function renderItem(item, model, ctx) {
         h('a', { href, download: name, target: '_blank', rel: 'noopener noreferrer' }, name), meta ? h('span', { class: 'muted' }, ` · ${meta}`) : null);
     }
     case 'activity':
+      if (item.activityType === 'a2ui-surface') {
+        item.local ??= new Map();
+        return h('div', { class: 'activity a2ui', dataset: { kind: 'a2ui', messageId: item.id, ...(item.supersededBy && { superseded: 'true' }) } },
+          badge,
+          renderSurfaces(surfaceOperations(model, item), { onAction: ctx.onA2UIAction, inert: Boolean(item.supersededBy), local: item.local }));
+      }
       return h('div', { class: 'activity', dataset: { kind: 'activity' } },
         h('header', {}, item.activityType, badge), h('pre', {}, JSON.stringify(item.content, null, 2)));
+    case 'a2ui-action': {
+      const a = item.action?.userAction ?? item.action?.action ?? {};
+      return h('article', { class: 'msg user resume', dataset: { kind: 'a2ui-action' } },
+        h('header', {}, 'You acted on the surface'),
+        h('div', { class: 'body' }, `${a.name ?? 'action'} on ${a.surfaceId ?? '?'}`, a.context && Object.keys(a.context).length ? h('code', {}, ` ${JSON.stringify(a.context)}`) : null));
+    }
     case 'subagent': {
       const verb = { running: 'started', finished: 'finished', suspended: 'is waiting', error: 'failed' }[item.status] ?? item.status;
       return h('div', { class: `subagent ${item.status}`, dataset: { kind: 'subagent', subagentRunId: item.subagentRunId } },

@@ -23,6 +23,7 @@ function UnknownView() {
 }
 
 const View = views[viewName]?.Component ?? UnknownView;
+const viewProvider = views[viewName]?.provider ?? {};
 
 // One CopilotKit provider for the page, talking to the runtime over its
 // single-route transport (server.mjs mounts copilotRuntimeNodeHttpEndpoint,
@@ -32,7 +33,7 @@ const View = views[viewName]?.Component ?? UnknownView;
 // (useInterrupt, useAgent) work under it.
 createRoot(document.getElementById('root')).render(
   <StrictMode>
-    <CopilotKit runtimeUrl={runtimeURL} agent={agentName} useSingleEndpoint showDevConsole={false} enableInspector={false}>
+    <CopilotKit runtimeUrl={runtimeURL} agent={agentName} useSingleEndpoint showDevConsole={false} enableInspector={false} {...viewProvider}>
       <View />
     </CopilotKit>
   </StrictMode>,

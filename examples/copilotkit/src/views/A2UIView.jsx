@@ -1,0 +1,75 @@
+import { useEffect, useState } from 'react';
+import { CopilotChat, useAgent } from '@copilotkit/react-core/v2';
+import { basicCatalog } from '@copilotkit/a2ui-renderer';
+import { agentName, withParams } from '../config.js';
+
+// The bridge's A2UI agents this view links to. CopilotKit's renderer draws
+// A2UI v0.9 surfaces (it takes v0.8's message kinds but not v0.8's
+// component props), so the v0.9 agents come first.
+const A2UI_AGENTS = ['monitor', 'wizard', 'booker'];
+
+// provider is what this view adds to the page's <CopilotKit> (src/main.jsx):
+// the catalog @copilotkit/a2ui-renderer renders with — with it, CopilotKit
+// draws every a2ui-surface activity the bridge sends in the chat, sends a
+// button's action back as forwardedProps.a2uiAction, and sets
+// forwardedProps.a2uiCatalogAvailable, which tells the bridge this client
+// renders A2UI although its @ag-ui/client (0.0.59) sends no
+// protocolVersion — and the client's a2uiClientCapabilities (the A2UI
+// specification's declaration), which the bridge passes to the agent, so
+// the agent's surfaces name the catalog this renderer has.
+export const provider = {
+  a2ui: { catalog: basicCatalog },
+  properties: { a2uiClientCapabilities: { 'v0.9': { supportedCatalogIds: [basicCatalog.id] } } },
+};
+
+// A2UIView is <CopilotChat> with a bridge agent that answers with A2UI
+// surfaces: @copilotkit/a2ui-renderer draws them in the conversation, and
+// their buttons' actions go back to the agent through the bridge.
+export default function A2UIView() {
+  const { agent } = useAgent();
+  const [error, setError] = useState(null);
+
+  useEffect(() => {
+    if (!agent) return undefined;
+    const subscription = agent.subscribe({
+      onRunStartedEvent: () => setError(null),
+      onRunErrorEvent: ({ event }) => setError({ code: event.code ?? 'error', message: event.message }),
+    });
+    return () => subscription.unsubscribe();
+  }, [agent]);
+
+  return (
+    <main className="app" data-thread-id={agent?.threadId} data-view="a2ui">
+      <header>
+        <h1>{agentName}</h1>
+        <p className="muted">
+          Generative UI: the agent's A2UI surfaces, drawn by <code>@copilotkit/a2ui-renderer</code>; their
+          buttons answer the agent.
+        </p>
+        <nav aria-label="Agents">
+          {A2UI_AGENTS.map((name) => (
+            <a key={name} href={withParams({ agent: name, view: 'a2ui' })} aria-current={name === agentName ? 'page' : undefined}>
+              {name}
+            </a>
+          ))}
+        </nav>
+      </header>
+      <div className="layout">
+        <section className="chat" aria-label="Conversation">
+          <CopilotChat onError={({ error: err, code }) => setError((shown) => shown ?? { code: String(code ?? 'error'), message: err?.message ?? String(err) })} />
+        </section>
+        <aside className="side">
+          <p className="status" role="status" data-running={String(Boolean(agent?.isRunning))}>
+            {agent?.isRunning ? 'Running…' : 'Idle'}
+          </p>
+          {error && (
+            <div className="error" role="alert" data-code={error.code}>
+              <strong>The agent failed</strong>
+              <p>{error.message}</p>
+            </div>
+          )}
+        </aside>
+      </div>
+    </main>
+  );
+}

@@ -1,0 +1,165 @@
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/mapping"
+)
+
+// A2UI in a run (mapping/a2ui.go has the protocol): the run activates the
+// version mapping.ChooseA2UI picks on every call it makes to the agent,
+// every message it sends carries the client's a2uiClientCapabilities, and
+// a user's action on a surface (forwardedProps.a2uiAction) goes to the
+// agent as an A2UI data part — the answer to the agent's pending
+// INPUT_REQUIRED when it waits for one, a new turn in the thread's
+// context otherwise.
+
+// RUN codes and HTTP statuses of refused A2UI actions.
+const (
+	CodeA2UIActionInvalid  = "a2ui_action_invalid"
+	CodeA2UIActionTooLarge = "a2ui_action_too_large"
+	CodeA2UINotActive      = "a2ui_not_active"
+)
+
+// a2uiVersion is the A2UI version a run on agent activates.
+func a2uiVersion(spec *AgentSpec, agent Agent, in *agui.RunAgentInput) mapping.A2UIVersion {
+	if agent == nil {
+		return ""
+	}
+	return mapping.ChooseA2UI(spec.A2UI, agent.DeclaresExtension, mapping.ClientRendersA2UI(in.IsV1(), in.ForwardedProps))
+}
+
+// a2uiActivities reports a client before 1.0 that renders A2UI surfaces
+// (mapping.ClientRendersA2UI): its runs show them as activities.
+func a2uiActivities(in *agui.RunAgentInput) bool {
+	return !in.IsV1() && mapping.ClientRendersA2UI(false, in.ForwardedProps)
+}
+
+// newGuard is the output guard of a run: agui.NewGuard, except that a
+// client before 1.0 that renders A2UI is held to 0.0.59's rules alone —
+// 0.0.36 rejects the activity events it asked for.
+func newGuard(in *agui.RunAgentInput) *agui.Guard {
+	if a2uiActivities(in) {
+		return agui.NewGuardFor(agui.Gen0_0_59)
+	}
+	return agui.NewGuard(in.IsV1())
+}
+
+// a2uiAction is a run's A2UI action, decoded and checked before the run
+// claims its thread: the part to send, and whether it answers the
+// thread's pending interrupts.
+type a2uiAction struct {
+	part   *a2a.Part
+	resume bool
+}
+
+// planA2UIAction decodes forwardedProps.a2uiAction for a run on th. An
+// action the agent cannot take (it did not activate A2UI for this run, the
+// action is malformed or too large, or the thread is a team's) is an
+// *Error before anything is sent. With pending input-required interrupts
+// the action is their answer: the input gets a resume for them unless it
+// carries one (whose payloads the part replaces: see useA2UIAnswer).
+func (s *Service) planA2UIAction(ctx context.Context, spec *AgentSpec, team *TeamSpec, th *Thread, in *agui.RunAgentInput) (*a2uiAction, error) {
+	if !mapping.HasA2UIAction(in.ForwardedProps) {
+		return nil, nil
+	}
+	var version mapping.A2UIVersion
+	if team == nil {
+		agent, err := spec.Connect(ctx)
+		if err != nil {
+			return nil, agentError(spec.Name, err)
+		}
+		version = a2uiVersion(spec, agent, in)
+	}
+	part, err := mapping.A2UIActionPart(in.ForwardedProps, version, mapping.A2UIActionOptions{
+		MaxBytes: spec.MaxA2UIActionBytes, Now: time.Now})
+	switch {
+	case errors.Is(err, mapping.ErrA2UINotActive) && team != nil:
+		return nil, &Error{Status: http.StatusBadRequest, Code: CodeA2UINotActive, Err: err,
+			Message: "forwardedProps.a2uiAction: a team does not route A2UI actions to its members; send the action to the member's own endpoint"}
+	case errors.Is(err, mapping.ErrA2UINotActive):
+		return nil, &Error{Status: http.StatusBadRequest, Code: CodeA2UINotActive, Err: err,
+			Message: "forwardedProps.a2uiAction: agent " + spec.Name + " did not activate A2UI for this run (its card lists no A2UI version the bridge knows, its a2ui switch is off, or the client is older than protocol 1.0 under a2ui: auto)"}
+	case errors.Is(err, mapping.ErrA2UIActionTooLarge):
+		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeA2UIActionTooLarge, Message: err.Error(), Err: err}
+	case err != nil:
+		return nil, &Error{Status: http.StatusBadRequest, Code: CodeA2UIActionInvalid, Message: err.Error(), Err: err}
+	}
+	act := &a2uiAction{part: part}
+	if len(th.Interrupts) == 0 {
+		return act, nil
+	}
+	for _, p := range th.Interrupts {
+		if p.ToolCall != nil || p.State != string(a2a.TaskStateInputRequired) {
+			return act, nil // not questions an action answers: the run's own resume decides
+		}
+	}
+	// The action answers the agent's questions. A 1.0 client must address
+	// pending interrupts itself (@ag-ui/client refuses a run that does not),
+	// so its resume may come along; the action is the answer either way.
+	act.resume = true
+	for _, r := range in.Resume {
+		if r.Status != agui.ResumeResolved {
+			return nil, &Error{Status: http.StatusBadRequest, Code: CodeA2UIActionInvalid,
+				Message: "forwardedProps.a2uiAction answers the pending interrupts; it cannot come with a resume that cancels " + r.InterruptID}
+		}
+	}
+	if len(in.Resume) == 0 {
+		payload, _ := json.Marshal(part.Data())
+		for _, p := range th.Interrupts {
+			in.Resume = append(in.Resume, agui.ResumeEntry{InterruptID: p.Interrupt.ID, Status: agui.ResumeResolved, Payload: payload})
+		}
+	}
+	return act, nil
+}
+
+// useA2UIAnswer puts the action's part where the run's message needs it:
+// as the answer to the interrupts it resumes (instead of the generic data
+// part built from the synthesized resume payloads), else before the
+// user's new text.
+func (act *a2uiAction) useA2UIAnswer(plan *resumePlan, parts []*a2a.Part) []*a2a.Part {
+	if act == nil {
+		return parts
+	}
+	if act.resume && plan != nil {
+		plan.parts = []*a2a.Part{act.part}
+		return parts
+	}
+	return append([]*a2a.Part{act.part}, parts...)
+}
+
+// activateA2UI activates the run's A2UI version on ctx: the A2A-Extensions
+// service parameter of every call made with it (send, GetTask, Subscribe,
+// CancelTask).
+func (d *driver) activateA2UI(ctx context.Context) context.Context {
+	return activateA2UI(ctx, d.spec, d.agent, d.in, nil)
+}
+
+// addA2UICapabilities puts the client's A2UI capabilities in the metadata
+// of a message the run sends, when the run activates A2UI.
+func (d *driver) addA2UICapabilities(msg *a2a.Message) {
+	if v := a2uiVersion(d.spec, d.agent, d.in); v != "" {
+		msg.Metadata = mapping.WithA2UICapabilities(msg.Metadata,
+			mapping.A2UIClientCapabilities(d.in.ForwardedProps, v, d.spec.A2UICatalogs))
+	}
+}
+
+// activateA2UI does both for any agent of a run (a team's members too):
+// ctx activates the version, msg (nil: none) carries the capabilities.
+func activateA2UI(ctx context.Context, spec *AgentSpec, agent Agent, in *agui.RunAgentInput, msg *a2a.Message) context.Context {
+	v := a2uiVersion(spec, agent, in)
+	if v == "" {
+		return ctx
+	}
+	if msg != nil {
+		msg.Metadata = mapping.WithA2UICapabilities(msg.Metadata,
+			mapping.A2UIClientCapabilities(in.ForwardedProps, v, spec.A2UICatalogs))
+	}
+	return a2a.WithHeaders(ctx, map[string]string{"A2A-Extensions": v.ExtensionURI()})
+}
