@@ -70,6 +70,7 @@ func start(ctx context.Context, bin, dir string, extra []string) (*Server, error
 		"--dir", dir, "--daemonize", "no")
 	args = append(args, extra...)
 	cmd := exec.CommandContext(ctx, bin, args...)
+	dieWithParent(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
