@@ -32,13 +32,6 @@ func (s *Service) leaseLapsed(th *Thread) bool {
 		!th.LeaseExpires.IsZero() && time.Now().After(th.LeaseExpires)
 }
 
-// LeaseLister is what a store may offer for the adoption scan: the threads
-// with an active run whose lease lapsed at now, without reading every
-// active thread. Stores without it are scanned through ActiveThreads.
-type LeaseLister interface {
-	LapsedLeases(ctx context.Context, now time.Time) ([]ThreadKey, error)
-}
-
 // scanLeases adopts, every lease/2 (jittered, so that instances started
 // together do not scan together), the runs whose lease lapsed, until Close.
 func (s *Service) scanLeases() {

@@ -460,7 +460,7 @@ type claimed struct {
 // when another request claimed it since.
 func (s *Service) claim(ctx context.Context, th *Thread, c claimed) (*Thread, error) {
 	th = th.Clone()
-	th.clearActive()
+	clearActive(th)
 	th.ActiveRunID = c.runID
 	th.ActiveSince = time.Now()
 	th.Owner = s.instance
@@ -587,7 +587,7 @@ func (s *Service) release(th *Thread, update func(*Thread), entries ...Entry) bo
 			}
 			continue
 		}
-		cur.clearActive()
+		clearActive(cur)
 		if update != nil {
 			update(cur)
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
 // TestTakeOverAfterShutdown: a run cut by a shutdown stays in progress on
@@ -17,7 +18,7 @@ import (
 func TestTakeOverAfterShutdown(t *testing.T) {
 	t.Parallel()
 	for _, v1 := range []bool{true, false} {
-		store := NewMemoryStore()
+		store := store.NewMemoryStore()
 		first := &scriptedAgent{streaming: true, hold: true, stream: []scripted{
 			{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("Hello ", false)},
 		}}
