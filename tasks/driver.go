@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"slices"
@@ -324,21 +323,6 @@ func (d *driver) setup() {
 	})
 }
 
-// extend applies the bridge's A2A extension when the agent declares it:
-// the request asks for it (A2A-Extensions) and the message carries the
-// client's state (without the bridge's key), context, forwarded props and
-// frontend tools.
-func (d *driver) extend(ctx context.Context, msg *a2a.Message) context.Context {
-	if !d.agent.DeclaresExtension(mapping.ExtensionURI) {
-		return ctx
-	}
-	if msg.Metadata == nil {
-		msg.Metadata = map[string]any{}
-	}
-	msg.Metadata[mapping.ExtensionURI] = mapping.ExtensionMetadata(d.in, d.spec.StateKey)
-	return a2a.WithHeaders(ctx, map[string]string{"A2A-Extensions": mapping.ExtensionURI})
-}
-
 // viewIn extracts the bridge's key from a stored shared state.
 func viewIn(state json.RawMessage, key string) json.RawMessage {
 	if key == "" {
@@ -387,7 +371,11 @@ func (d *driver) earlierArtifacts() []a2a.ArtifactID {
 	return out
 }
 
-func (d *driver) nothingToDo() {
+// lifecycle is the run's goroutine: it sets the run up, runs body, and
+// whatever way body ends, closes the journal and the live log, reports the
+// run's end, drops it from the registry, frees its admission slot and
+// tells Service.Close it is done — in that order, the reverse of setup.
+func (d *driver) lifecycle(body func()) {
 	defer d.svc.wg.Done()
 	defer d.releaseRun()
 	defer close(d.done)
@@ -395,6 +383,11 @@ func (d *driver) nothingToDo() {
 	defer d.observeEnd("", "")
 	d.setup()
 	defer d.close()
+	body()
+}
+
+// nothingToDo finishes a run that has nothing new to tell the agent.
+func (d *driver) nothingToDo() {
 	d.emit(d.tr.Complete()) // releases the thread before RUN_FINISHED
 }
 
@@ -421,13 +414,6 @@ func (d *driver) unregister() {
 }
 
 func (d *driver) drive() {
-	defer d.svc.wg.Done()
-	defer d.releaseRun()
-	defer close(d.done)
-	defer d.unregister()
-	defer d.observeEnd("", "")
-	d.setup()
-	defer d.close()
 	// The run's A2A calls are spans of the run.
 	ctx, cancel := context.WithCancelCause(trace.ContextWithSpan(a2a.WithCallerAuthorization(d.svc.ctx, d.caller), d.span))
 	defer cancel(nil)
@@ -480,68 +466,62 @@ func (d *driver) drive() {
 		msg = a2a.NewUserMessage(d.resume.contextID, d.resume.taskID, d.parts...)
 		msg.Metadata = d.resume.metadata
 	}
-	ctx = d.extend(ctx, msg)
-	var upstream error
-	if d.agent.Streaming() {
-		var f *follower
-		for ev, err := range d.agent.SendStreaming(ctx, msg) {
-			if f != nil {
-				if err != nil || !f.push(ctx, ev) {
-					break
-				}
-				continue
-			}
-			if err != nil {
-				upstream = err
+	op := &opening{msg: msg, in: d.in, stateKey: d.spec.StateKey, brokeOff: func(err error) {
+		d.log.Warn("agent stream broke; following the task by polling", "err", err)
+	}}
+	var f *follower
+	for ev, err := range upstream(ctx, d.agent, d.spec, op) {
+		if f != nil {
+			if err != nil || !f.push(ctx, ev) {
 				break
 			}
-			if !d.deliver(ev) {
-				if d.tr.TaskState() != a2a.TaskStateAuthRequired {
-					break
-				}
-				// The run ended waiting for a credential, but the task may
-				// go on by itself once it arrives out of band: keep reading
-				// for the resume run (bounded by the run timeout).
-				if d.idle != nil {
-					d.idle.Stop()
-				}
-				f = d.svc.startFollowing(d.thread.Key, d.tr.TaskID(), func() { cancel(errFollowStopped) })
-			}
+			continue
 		}
-		if f != nil {
-			d.svc.stopFollowing(d.thread.Key, f)
+		if err != nil {
+			d.failUpstream(ctx, err)
 			return
 		}
-	} else {
-		// Blocking send that returns as soon as the task exists, then poll:
-		// the same AG-UI flow as streaming, without holding one long call.
-		ev, err := d.agent.Send(ctx, msg, true)
+		if !d.deliver(ev) {
+			if d.tr.TaskState() != a2a.TaskStateAuthRequired {
+				return
+			}
+			// The run ended waiting for a credential, but the task may
+			// go on by itself once it arrives out of band: keep reading
+			// the stream for the resume run (bounded by the run timeout).
+			if d.idle != nil {
+				d.idle.Stop()
+			}
+			op.streamOnly = true
+			f = d.svc.startFollowing(d.thread.Key, d.tr.TaskID(), func() { cancel(errFollowStopped) })
+		}
+	}
+	if f != nil {
+		d.svc.stopFollowing(d.thread.Key, f)
+	}
+}
+
+// converse delivers what upstream yields until the run is done; an
+// upstream error ends the run (failUpstream).
+func (d *driver) converse(ctx context.Context, op *opening) {
+	for ev, err := range upstream(ctx, d.agent, d.spec, op) {
 		if err != nil {
-			upstream = err
-		} else {
-			d.deliver(ev)
+			d.failUpstream(ctx, err)
+			return
+		}
+		if !d.deliver(ev) {
+			return
 		}
 	}
-	if d.tr.Done() {
+}
+
+// failUpstream ends the run with its upstream's error: before the agent
+// answered, a still-waiting StartRun answers with an HTTP error instead of
+// a stream (reject); else the stream ends (end).
+func (d *driver) failUpstream(ctx context.Context, err error) {
+	if !d.reached && ctx.Err() == nil && d.reject(err) {
 		return
 	}
-	if !d.reached {
-		if upstream == nil {
-			upstream = errors.New("the agent closed the stream without answering")
-		}
-		if ctx.Err() == nil && d.reject(upstream) {
-			return // StartRun answers with an HTTP error
-		}
-		d.end(ctx, upstream)
-		return
-	}
-	// The stream ended (or broke) before the task reached a terminal or
-	// interrupted state: follow the task with GetTask instead of leaving
-	// the client hanging.
-	if upstream != nil && ctx.Err() == nil {
-		d.log.Warn("agent stream broke; following the task by polling", "err", upstream)
-	}
-	d.follow(ctx, upstream)
+	d.end(ctx, err)
 }
 
 // resumeAuth answers an AUTH_REQUIRED interrupt. The task may have gone
@@ -575,17 +555,14 @@ func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc)
 				}
 			}
 		}
-		d.follow(ctx, nil)
+		d.follow(ctx)
 		return
 	}
 	// No live stream (a restart, or an agent without streaming): ask the
 	// agent where the task is.
-	task, err := d.call(ctx, func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) })
+	task, err := callAgent(ctx, d.spec.RequestTimeout, func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) })
 	if err != nil {
-		if ctx.Err() == nil && d.reject(err) {
-			return
-		}
-		d.end(ctx, err)
+		d.failUpstream(ctx, err)
 		return
 	}
 	if !d.deliver(task) {
@@ -594,7 +571,7 @@ func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc)
 	if task.Status.State == a2a.TaskStateAuthRequired && d.forward(ctx) {
 		return
 	}
-	d.follow(ctx, nil)
+	d.follow(ctx)
 }
 
 // forward sends the resume's answer to the task and follows the reply; it
@@ -603,38 +580,20 @@ func (d *driver) forward(ctx context.Context) bool {
 	msg := a2a.NewUserMessage(d.resume.contextID, d.resume.taskID, d.parts...)
 	msg.Metadata = d.resume.metadata
 	accepted := false
-	if !d.agent.Streaming() {
-		ev, err := d.agent.Send(ctx, msg, true)
-		if err != nil {
-			d.log.Info("the agent did not take the answer to its auth request; following the task", "err", err)
-			return false
-		}
-		d.sentInput = true
-		d.deliver(ev)
-		if !d.tr.Done() {
-			d.follow(ctx, nil)
-		}
-		return true
-	}
-	for ev, err := range d.agent.SendStreaming(ctx, msg) {
+	for ev, err := range upstream(ctx, d.agent, d.spec, &opening{msg: msg}) {
 		if err != nil {
 			if !accepted {
 				d.log.Info("the agent did not take the answer to its auth request; following the task", "err", err)
 				return false
 			}
-			break
+			d.end(ctx, err)
+			return true
 		}
 		accepted = true
 		d.sentInput = true
 		if !d.deliver(ev) {
-			return true
+			break
 		}
-	}
-	if !accepted {
-		return false
-	}
-	if !d.tr.Done() {
-		d.follow(ctx, nil)
 	}
 	return true
 }
@@ -642,24 +601,7 @@ func (d *driver) forward(ctx context.Context) bool {
 // cancelInterrupted answers a resume that cancels every interrupt: the
 // A2A task is cancelled and the run ends cancelled.
 func (d *driver) cancelInterrupted(ctx context.Context) {
-	id := d.resume.taskID
-	task, err := d.call(ctx, func(c context.Context) (*a2a.Task, error) { return d.agent.CancelTask(c, id) })
-	if err != nil {
-		// Already terminal, or the agent refuses: report what the task is.
-		task, err = d.call(ctx, func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) })
-	}
-	if err != nil {
-		if ctx.Err() == nil && d.reject(err) {
-			return
-		}
-		d.end(ctx, err)
-		return
-	}
-	if task.Status.State != a2a.TaskStateCanceled && !a2a.IsTerminal(task.Status.State) {
-		// The agent accepted the cancel but has not finished it yet.
-		task.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled}
-	}
-	d.deliver(task)
+	d.converse(ctx, &opening{cancel: d.resume.taskID})
 }
 
 // deliver translates one upstream event; it reports whether to go on.
@@ -672,12 +614,12 @@ func (d *driver) deliver(ev a2a.Event) bool {
 		}
 		d.accept()
 	}
-	if code, msg := d.eventTooLarge(ev); code != "" {
+	if code, msg := eventTooLarge(d.spec.Name, d.spec.MaxEventBytes, ev); code != "" {
 		d.refuseEvent(code, msg)
 		return false
 	}
 	out := d.tr.Translate(ev)
-	if code, msg := d.stateTooLarge(out); code != "" {
+	if code, msg := stateTooLarge(d.spec.Name, d.spec.MaxStateBytes, out, d.tr.State); code != "" {
 		// Everything but the state goes out; the thread keeps the state
 		// it had.
 		d.stateRejected = true
@@ -805,61 +747,13 @@ func (d *driver) cancelledTask() *a2a.Task {
 
 // follow polls the task until it ends, the run times out, or the agent
 // keeps failing.
-func (d *driver) follow(ctx context.Context, cause error) {
+func (d *driver) follow(ctx context.Context) {
 	id := d.tr.TaskID()
 	if id == "" {
-		if cause == nil {
-			cause = errors.New("the agent's stream ended before it created a task")
-		}
-		d.end(ctx, cause)
+		d.end(ctx, errNoTask)
 		return
 	}
-	err := pollTask(ctx, d.spec,
-		func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) },
-		func(task *a2a.Task) bool { return d.deliver(task) })
-	if err != nil {
-		d.end(ctx, err)
-	}
-}
-
-// pollTask follows a task with GetTask (each call bounded by the request
-// timeout), backing off from PollInitial to PollMax, until next returns
-// false. It returns what stopped it otherwise: ctx's end, or the error of
-// the third failed call in a row.
-func pollTask(ctx context.Context, spec *AgentSpec, get func(context.Context) (*a2a.Task, error), next func(*a2a.Task) bool) error {
-	wait, failures := spec.PollInitial, 0
-	for {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		c, cancel := context.WithTimeout(ctx, spec.RequestTimeout)
-		task, err := get(c)
-		cancel()
-		if err != nil {
-			failures++
-			if ctx.Err() != nil || failures >= 3 {
-				return err
-			}
-		} else {
-			failures = 0
-			if !next(task) {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(wait*2, spec.PollMax)
-	}
-}
-
-// call runs one unary A2A call bounded by the request timeout.
-func (d *driver) call(ctx context.Context, f func(context.Context) (*a2a.Task, error)) (*a2a.Task, error) {
-	c, cancel := context.WithTimeout(ctx, d.spec.RequestTimeout)
-	defer cancel()
-	return f(c)
+	d.converse(ctx, &opening{poll: id})
 }
 
 // end finishes a run that did not reach a terminal state: timeouts cancel
@@ -869,28 +763,22 @@ func (d *driver) end(ctx context.Context, err error) {
 	switch {
 	case errors.Is(cause, errCancelGrace):
 		d.deliver(d.cancelledTask())
-	case errors.Is(cause, errRunTimeout) || errors.Is(cause, errIdleTimeout):
-		d.cancelTask()
-		d.emit(d.tr.Fail("a2a_timeout", fmt.Sprintf("agent %q: %v; the A2A task was cancelled", d.spec.Name, cause)))
 	case errors.Is(cause, errShutdown):
 		d.suspend()
 	case errors.Is(cause, errLeaseLost):
 		d.leave()
 	default:
-		info := a2a.Classify(err)
-		d.emit(d.tr.Fail(info.Code, fmt.Sprintf("agent %q: %s", d.spec.Name, info.Message)))
+		code, message, timedOut := upstreamFailure(d.spec.Name, cause, err)
+		if timedOut {
+			d.cancelTask()
+		}
+		d.emit(d.tr.Fail(code, message))
 	}
 }
 
 func (d *driver) cancelTask() {
-	id := d.tr.TaskID()
-	if id == "" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(d.detached(), d.spec.RequestTimeout)
-	defer cancel()
-	if _, err := d.agent.CancelTask(ctx, id); err != nil {
-		d.log.Warn("cancel task after timeout", "err", err)
+	if id := d.tr.TaskID(); id != "" {
+		cancelAbandoned(d.detached(), d.agent, d.spec.RequestTimeout, id, d.log)
 	}
 }
 

@@ -64,26 +64,25 @@ func eventSize(ev a2a.Event) int {
 	return n
 }
 
-// eventTooLarge checks an upstream event against AgentSpec.MaxEventBytes
-// before it is translated.
-func (d *driver) eventTooLarge(ev a2a.Event) (code, message string) {
-	if m := d.spec.MaxEventBytes; m > 0 {
-		if n := eventSize(ev); n > m {
-			return CodeEventTooLarge, fmt.Sprintf("agent %q sent an event of %d bytes; the limit is %d", d.spec.Name, n, m)
+// eventTooLarge checks an upstream event of agent name against its
+// MaxEventBytes (limit; zero: none) before it is translated.
+func eventTooLarge(name string, limit int, ev a2a.Event) (code, message string) {
+	if limit > 0 {
+		if n := eventSize(ev); n > limit {
+			return CodeEventTooLarge, fmt.Sprintf("agent %q sent an event of %d bytes; the limit is %d", name, n, limit)
 		}
 	}
 	return "", ""
 }
 
-// stateTooLarge checks the shared state a translation changed against
-// AgentSpec.MaxStateBytes.
-func (d *driver) stateTooLarge(out []agui.Event) (code, message string) {
-	m := d.spec.MaxStateBytes
-	if m <= 0 || !slices.ContainsFunc(out, isStateEvent) {
+// stateTooLarge checks the shared state a translation (out) of agent
+// name's event changed against MaxStateBytes (limit; zero: none).
+func stateTooLarge(name string, limit int, out []agui.Event, state func() json.RawMessage) (code, message string) {
+	if limit <= 0 || !slices.ContainsFunc(out, isStateEvent) {
 		return "", ""
 	}
-	if n := len(d.tr.State()); n > m {
-		return CodeStateTooLarge, fmt.Sprintf("agent %q grew the shared state to %d bytes; the limit is %d", d.spec.Name, n, m)
+	if n := len(state()); n > limit {
+		return CodeStateTooLarge, fmt.Sprintf("agent %q grew the shared state to %d bytes; the limit is %d", name, n, limit)
 	}
 	return "", ""
 }

@@ -407,7 +407,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		// without a new user message): finish at once without calling it.
 		started = true
 		s.register(d)
-		go d.nothingToDo()
+		go d.lifecycle(d.nothingToDo)
 		return run, nil
 	}
 	if team != nil {
@@ -425,7 +425,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	}
 	started = true
 	s.register(d)
-	go d.drive()
+	go d.lifecycle(d.drive)
 
 	timer := time.NewTimer(s.wait)
 	defer timer.Stop()

@@ -106,9 +106,12 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 		// followed again. The run ends here, its members' tasks go on,
 		// and the thread's next run sees where they are.
 		d.spec, d.team = s.teamAgentSpec(team), newTeamRun(d, team)
+		d.begin(ctx, trace.SpanKindInternal)
 		started = true
 		s.register(d)
-		go d.abandon("the bridge restarted during this team's run; its members' tasks go on: ask again to see their answers")
+		go d.lifecycle(func() {
+			d.abandon("the bridge restarted during this team's run; its members' tasks go on: ask again to see their answers")
+		})
 		return true, nil
 	}
 	if d.spec == nil {
@@ -117,13 +120,13 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 		d.begin(ctx, trace.SpanKindInternal)
 		started = true
 		s.register(d)
-		go d.abandon(fmt.Sprintf("agent %q is no longer configured", key.Agent))
+		go d.lifecycle(func() { d.abandon(fmt.Sprintf("agent %q is no longer configured", key.Agent)) })
 		return true, nil
 	}
 	d.begin(ctx, trace.SpanKindInternal)
 	started = true
 	s.register(d)
-	go d.drive()
+	go d.lifecycle(d.drive)
 	return true, nil
 }
 
@@ -183,28 +186,17 @@ func (d *driver) reattach(ctx context.Context) {
 	d.reached, d.sentInput, d.decided = true, true, true
 	d.nameTask(id, d.tr.ContextID())
 	d.log.Info("took over the run")
-	if agent.Streaming() {
-		for ev, err := range agent.Subscribe(ctx, id) {
-			if err != nil {
-				break // not attachable: poll instead
-			}
-			if !d.deliver(ev) {
-				return
-			}
-		}
-	}
-	d.follow(ctx, nil)
+	d.converse(ctx, &opening{subscribe: id})
 }
 
 // abandon ends a taken-over run that cannot go on.
 func (d *driver) abandon(why string) {
-	defer d.svc.wg.Done()
-	defer close(d.done)
-	defer d.unregister()
-	defer d.observeEnd("", "")
-	d.setup()
-	defer d.journal.close()
 	d.emit(d.runFail(CodeServerShutdown, why))
+	// A team's members may have left messages open that the new Team,
+	// which has no translator per member, cannot close: the verifier then
+	// refuses the RUN_ERROR and the run ends unwritten, but the thread is
+	// still released (finish), for the next run.
+	d.finish()
 }
 
 func isTerminalEvent(e agui.Event) bool {

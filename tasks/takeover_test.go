@@ -85,3 +85,44 @@ func joined(es []Entry) []byte {
 	}
 	return b
 }
+
+// TestTeamRunTakenOverEnds: a team run cut by a shutdown is not followed
+// again by the next service: Recover ends it (before, the driver it
+// started had no span and panicked), and the thread is released for the
+// next run. Its member's open message leaves the RUN_ERROR unwritable for
+// older clients, so the journal's run has no end.
+func TestTeamRunTakenOverEnds(t *testing.T) {
+	t.Parallel()
+	st := store.NewMemoryStore()
+	member := &scriptedAgent{streaming: true, hold: true, stream: teamTurn("t1", "Hello there", a2a.TaskStateWorking)[:2]}
+	specs := func(agent Agent) []AgentSpec {
+		return []AgentSpec{{Name: "m", Connect: func(context.Context) (Agent, error) { return agent, nil }}}
+	}
+	teams := []TeamSpec{{Name: "team", Strategy: StrategyParallel, Members: []string{"m"}}}
+	svc1 := NewService(Options{Store: st, ExclusiveStore: true, Agents: specs(member), Teams: teams})
+	run := must(svc1.StartRun(t.Context(), "team", input("th", "r1")))
+	waitFor(t, func() bool {
+		es, _ := st.Read(t.Context(), run.Key, 0, 100)
+		return strings.Contains(string(joined(es)), "Hello")
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	_ = svc1.Close(ctx)
+	cancel()
+
+	svc2 := NewService(Options{Store: st, ExclusiveStore: true, Agents: specs(&scriptedAgent{streaming: true}), Teams: teams})
+	t.Cleanup(func() { _ = svc2.Close(context.Background()) })
+	if n, err := svc2.Recover(t.Context()); err != nil || n != 1 {
+		t.Fatalf("Recover took %d runs: %v", n, err)
+	}
+	follow, err := svc2.Follow(t.Context(), "team", "th", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := agui.CheckStream(false, collect(t, follow)); err != nil && !strings.Contains(err.Error(), "RUN_FINISHED or RUN_ERROR") {
+		t.Fatalf("the journal is not a valid run: %v", err)
+	}
+	waitFor(t, func() bool {
+		th, err := st.GetThread(t.Context(), run.Key)
+		return err == nil && th.ActiveRunID == ""
+	})
+}
