@@ -659,24 +659,21 @@ func (d *driver) deliver(ev a2a.Event) bool {
 func (d *driver) noteTask(id a2a.TaskID) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 10*time.Second)
 	defer cancel()
-	for attempt := 0; attempt < 10; attempt++ {
-		cur, err := d.svc.store.GetThread(ctx, d.thread.Key)
-		if err != nil || cur.ActiveRunID != d.in.RunID {
-			return
+	ours := false
+	cur, _, err := d.svc.updateThread(ctx, d.thread.Key, nil, func(cur *Thread) bool {
+		ours = cur.ActiveRunID == d.in.RunID
+		if !ours || cur.ActiveTaskID != "" {
+			return false
 		}
-		if cur.ActiveTaskID == "" {
-			cur.ActiveTaskID = string(id)
-			if _, err := d.svc.store.PutThread(ctx, cur); errors.Is(err, ErrConflict) {
-				continue
-			} else if err != nil {
-				d.log.Warn("record the run's task", "err", err)
-				return
-			}
-		}
-		if cur.CancelRequested {
-			d.sendCancel(id)
-		}
+		cur.ActiveTaskID = string(id)
+		return true
+	})
+	if err != nil {
+		d.log.Warn("record the run's task", "err", err)
 		return
+	}
+	if ours && cur.CancelRequested {
+		d.sendCancel(id)
 	}
 }
 

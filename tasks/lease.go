@@ -130,28 +130,26 @@ func (d *driver) keepLease(stop context.CancelCauseFunc) {
 func (d *driver) renew() bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), d.svc.lease/3)
 	defer cancel()
-	for attempt := 0; attempt < 10; attempt++ {
-		cur, err := d.svc.store.GetThread(ctx, d.thread.Key)
-		if errors.Is(err, ErrNotFound) {
-			return false
+	ours := false
+	cur, _, err := d.svc.updateThread(ctx, d.thread.Key, nil, func(cur *Thread) bool {
+		ours = cur.ActiveRunID == d.in.RunID && cur.Owner == d.svc.instance
+		if ours {
+			cur.LeaseExpires = time.Now().Add(d.svc.lease)
 		}
-		if err != nil {
+		return ours
+	})
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return false
+	case err != nil:
+		if !errors.Is(err, ErrConflict) {
 			d.log.Warn("renew lease", "err", err)
-			return true
 		}
-		if cur.ActiveRunID != d.in.RunID || cur.Owner != d.svc.instance {
-			return false
-		}
-		cur.LeaseExpires = time.Now().Add(d.svc.lease)
-		if _, err := d.svc.store.PutThread(ctx, cur); errors.Is(err, ErrConflict) {
-			continue
-		} else if err != nil {
-			d.log.Warn("renew lease", "err", err)
-			return true
-		}
-		d.noticeCancel(ctx, cur)
 		return true
+	case !ours:
+		return false
 	}
+	d.noticeCancel(ctx, cur)
 	return true
 }
 
@@ -178,14 +176,11 @@ func (d *driver) noticeCancel(ctx context.Context, cur *Thread) {
 func (d *driver) handOver() {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 5*time.Second)
 	defer cancel()
-	for attempt := 0; attempt < 10; attempt++ {
-		cur, err := d.svc.store.GetThread(ctx, d.thread.Key)
-		if err != nil || cur.ActiveRunID != d.in.RunID || cur.Owner != d.svc.instance {
-			return
+	_, _, _ = d.svc.updateThread(ctx, d.thread.Key, nil, func(cur *Thread) bool {
+		if cur.ActiveRunID != d.in.RunID || cur.Owner != d.svc.instance {
+			return false
 		}
 		cur.LeaseExpires = time.Now()
-		if _, err := d.svc.store.PutThread(ctx, cur); !errors.Is(err, ErrConflict) {
-			return
-		}
-	}
+		return true
+	})
 }

@@ -570,38 +570,30 @@ func reconciled(thread, request []agui.Message) ([]agui.Message, bool) {
 func (s *Service) release(th *Thread, update func(*Thread), entries ...Entry) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 10*time.Second)
 	defer cancel()
-	for attempt := 0; attempt < 10; attempt++ {
-		cur, err := s.store.GetThread(ctx, th.Key)
-		if err != nil {
-			s.log.Error("release thread", "thread_id", th.Key.ThreadID, "agent", th.Key.Agent, "err", err)
-			return false
-		}
+	released := false
+	err := s.retryThread(ctx, th.Key, nil, func(cur *Thread) error {
 		if cur.ActiveRunID != th.ActiveRunID || cur.Owner != th.Owner {
 			// Another instance adopted the run (this one's lease lapsed):
 			// the run is its to end.
-			return false
+			return nil
 		}
 		if update == nil && cur.Version == 1 && len(entries) == 0 {
-			if err := s.store.DeleteThread(ctx, th.Key, cur.Version); err == nil || !errors.Is(err, ErrConflict) {
-				return true
-			}
-			continue
+			err := s.store.DeleteThread(ctx, th.Key, cur.Version)
+			released = !errors.Is(err, ErrConflict)
+			return err
 		}
 		clearActive(cur)
 		if update != nil {
 			update(cur)
 		}
-		_, err = s.store.PutThreadAndAppend(ctx, cur, entries...)
-		if errors.Is(err, ErrConflict) {
-			continue
-		}
-		if err != nil {
-			s.log.Error("release thread", "thread_id", th.Key.ThreadID, "agent", th.Key.Agent, "err", err)
-			return false
-		}
-		return true
+		_, err := s.store.PutThreadAndAppend(ctx, cur, entries...)
+		released = err == nil
+		return err
+	})
+	if err != nil && !released && !errors.Is(err, ErrConflict) {
+		s.log.Error("release thread", "thread_id", th.Key.ThreadID, "agent", th.Key.Agent, "err", err)
 	}
-	return false
+	return released
 }
 
 // register records d as the run this process drives on its thread, until

@@ -275,16 +275,13 @@ func (s *Service) cancelRun(ctx context.Context, th *Thread) (*ThreadView, error
 func (s *Service) forgetCancel(th *Thread) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 10*time.Second)
 	defer cancel()
-	for attempt := 0; attempt < 10; attempt++ {
-		cur, err := s.store.GetThread(ctx, th.Key)
-		if err != nil || cur.ActiveRunID != th.ActiveRunID || !cur.CancelRequested {
-			return
+	_, _, _ = s.updateThread(ctx, th.Key, nil, func(cur *Thread) bool {
+		if cur.ActiveRunID != th.ActiveRunID || !cur.CancelRequested {
+			return false
 		}
 		cur.CancelRequested = false
-		if _, err := s.store.PutThread(ctx, cur); !errors.Is(err, ErrConflict) {
-			return
-		}
-	}
+		return true
+	})
 }
 
 // cancelIdle cancels the task of a thread without a running run.
@@ -335,24 +332,18 @@ func (s *Service) cancelIdle(ctx context.Context, th *Thread) (*ThreadView, erro
 // retried on the new record, a few times. It returns the record as it
 // stands, or th when every attempt lost.
 func (s *Service) recordCancel(ctx context.Context, th *Thread, update func(cur *Thread) bool) (*Thread, error) {
-	for attempt := 0; attempt < 5; attempt++ {
-		cur, err := s.store.GetThread(ctx, th.Key)
-		if err != nil {
-			return nil, storeError(err)
-		}
+	cur, _, err := s.updateThread(ctx, th.Key, nil, func(cur *Thread) bool {
 		if !update(cur) {
-			return cur, nil
+			return false
 		}
 		cur.Interrupts = nil
-		v, err := s.store.PutThread(ctx, cur)
-		if errors.Is(err, ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return nil, storeError(err)
-		}
-		cur.Version = v
-		return cur, nil
+		return true
+	})
+	switch {
+	case errors.Is(err, ErrConflict):
+		return th, nil
+	case err != nil:
+		return nil, storeError(err)
 	}
-	return th, nil
+	return cur, nil
 }
