@@ -45,19 +45,7 @@ type driver struct {
 	agent  Agent
 	thread *Thread
 	in     *agui.RunAgentInput
-	parts  []*a2a.Part
-	newIDs []string
-	resume *resumePlan // nil unless the run answers interrupts
-	// continueTask is the task a message continues (one waiting for the
-	// client's tool results); "" starts a new task in the context.
-	continueTask a2a.TaskID
-	// reconcile: the client lacks part of the thread's conversation; the
-	// run starts with a MESSAGES_SNAPSHOT of it.
-	reconcile bool
-	// prior is set when this driver takes over a run whose driver is gone
-	// (a restart): the run's journaled events, which it continues.
-	prior    []agui.Event
-	takeover bool
+	plan   runPlan
 	log      *slog.Logger
 
 	tr      *mapping.Translator
@@ -68,16 +56,14 @@ type driver struct {
 	// once the agent answered, or the error that stopped it. Once StartRun
 	// stops waiting, failures go into the stream instead.
 	mu       sync.Mutex
-	decided  bool
+	phase    phase // d.mu; see phase.go
 	accepted chan error
 	done     chan struct{} // closed when the driver goroutine ends
 	reached  bool          // the agent accepted the message
-	rejected bool          // the failure went back to StartRun: write nothing
 	// sentInput is set once the agent accepted the message carrying the
 	// run's input; only then are the user's messages marked as seen.
 	sentInput  bool
 	sendsInput bool // the run's first upstream call carries its input
-	released   bool // the thread's active run was cleared
 
 	idle *time.Timer
 
@@ -100,10 +86,9 @@ type driver struct {
 	leasing   sync.WaitGroup
 	leaseLost bool
 
-	// suspended is set when the bridge shut down under the run: the thread
-	// keeps it as active, for the next process to take over, and in-process
-	// readers get shutdownTail instead of a journaled terminal event.
-	suspended    bool
+	// shutdownTail is what in-process readers get instead of a journaled
+	// terminal event once the run is suspended (phaseSuspended): the thread
+	// keeps it as active, for the next process to take over.
 	shutdownTail []agui.Envelope
 
 	// live is what readers in this process follow; seq is the number of
@@ -128,11 +113,6 @@ type driver struct {
 	observed bool
 	// taskLogged: d.log names the run's task (nameTask).
 	taskLogged bool
-
-	// caller is the Authorization header of the request that started the
-	// run, for agents configured to forward it (a2a.Credentials). It is
-	// kept in memory only: a run taken over after a restart has none.
-	caller string
 }
 
 // runDone and runFail are the run's translation, for the parts of the
@@ -151,9 +131,37 @@ func (d *driver) runFail(code, message string) []agui.Event {
 	return d.tr.Fail(code, message)
 }
 
+// runPlan is what a run is to do, decided before it starts — by StartRun,
+// or by takeOver for a run continued after a restart — and only read by
+// the engine.
+type runPlan struct {
+	// parts are the message for the agent (a resume's answers first, then
+	// the results of the client's own tools, then the user's new input);
+	// newIDs the user message ids among them, seen once the agent takes
+	// them.
+	parts  []*a2a.Part
+	newIDs []string
+	// resume is set when the run answers interrupts.
+	resume *resumePlan
+	// continueTask is the task the message continues (one waiting for the
+	// client's tool results); "" starts a new task in the context.
+	continueTask a2a.TaskID
+	// reconcile: the client lacks part of the thread's conversation; the
+	// run starts with a MESSAGES_SNAPSHOT of it.
+	reconcile bool
+	// caller is the Authorization header of the request that started the
+	// run, for agents configured to forward it (a2a.Credentials). It is
+	// kept in memory only: a run taken over after a restart has none.
+	caller string
+	// takeover: the run's driver is gone (a restart) and this one
+	// continues it; prior are the events it journaled.
+	takeover bool
+	prior    []agui.Event
+}
+
 // newDriver returns the driver of a run whose events follow seq after.
-func newDriver(s *Service, spec *AgentSpec, th *Thread, in *agui.RunAgentInput, after int64) *driver {
-	return &driver{svc: s, spec: spec, thread: th, in: in, accepted: make(chan error, 1), done: make(chan struct{}),
+func newDriver(s *Service, spec *AgentSpec, th *Thread, in *agui.RunAgentInput, after int64, plan runPlan) *driver {
+	return &driver{svc: s, spec: spec, thread: th, in: in, plan: plan, accepted: make(chan error, 1), done: make(chan struct{}),
 		live: newLiveLog(in.ThreadID, after), seq: after, finishing: make(chan struct{})}
 }
 
@@ -165,7 +173,7 @@ func (d *driver) begin(ctx context.Context, kind trace.SpanKind) {
 		attribute.String("bridge.agent", d.spec.Name),
 		attribute.String("agui.thread_id", d.in.ThreadID),
 		attribute.String("agui.run_id", d.in.RunID),
-		attribute.Bool("bridge.run.takeover", d.takeover),
+		attribute.Bool("bridge.run.takeover", d.plan.takeover),
 	))
 	if o := d.spec.Observer; o != nil {
 		o.RunStarted()
@@ -182,7 +190,7 @@ func (d *driver) observeEnd(outcome, code string) {
 	d.observed = true
 	if outcome == "" {
 		outcome, code = d.outcome, d.code
-		if d.suspended {
+		if d.phaseNow() == phaseSuspended {
 			outcome, code = OutcomeSuspended, ""
 		}
 	}
@@ -216,7 +224,7 @@ func (d *driver) nameTask(id a2a.TaskID, contextID string) {
 // detached is a context for calls the run makes after its own context may
 // have ended (cancelling the task): the bridge's lifetime, the run's span.
 func (d *driver) detached() context.Context {
-	return trace.ContextWithSpan(context.WithoutCancel(a2a.WithCallerAuthorization(d.svc.ctx, d.caller)), d.span)
+	return trace.ContextWithSpan(context.WithoutCancel(a2a.WithCallerAuthorization(d.svc.ctx, d.plan.caller)), d.span)
 }
 
 // close ends the driver's journal and its live log: readers get the
@@ -241,8 +249,7 @@ func (d *driver) stopFinishing() {
 func (d *driver) accept() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.decided {
-		d.decided = true
+	if d.to(phaseRunning) {
 		d.accepted <- nil
 	}
 }
@@ -254,11 +261,11 @@ func (d *driver) accept() {
 func (d *driver) reject(err error) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.decided {
+	if d.phase != phaseStarting {
 		return false
 	}
 	d.svc.release(d.thread, nil)
-	d.released, d.rejected, d.decided = true, true, true
+	d.to(phaseRejected)
 	// Counted before StartRun answers, so the run is in the metrics by
 	// the time its client reads the HTTP error.
 	d.observeEnd(OutcomeError, a2a.Classify(err).Code)
@@ -271,14 +278,13 @@ func (d *driver) reject(err error) bool {
 func (d *driver) stopWaiting() (decided bool, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.decided {
+	if !d.to(phaseRunning) {
 		select {
 		case err = <-d.accepted:
 		default:
 		}
 		return true, err
 	}
-	d.decided = true
 	return false, nil
 }
 
@@ -289,7 +295,7 @@ func (d *driver) setup() {
 		d.log = d.log.With("trace_id", sc.TraceID().String())
 	}
 	d.guard = agui.NewGuard(d.in.IsV1())
-	for _, e := range d.prior {
+	for _, e := range d.plan.prior {
 		_ = d.guard.Check(e) // what the journal holds is what clients hold
 	}
 	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.log, d.live.publish)
@@ -313,8 +319,8 @@ func (d *driver) setup() {
 		ResumedTask:      d.resumedTask(),
 		SentResults:      d.sentResults(),
 		EarlierArtifacts: d.earlierArtifacts(),
-		Prior:            d.prior,
-		Reconcile:        d.reconcile,
+		Prior:            d.plan.prior,
+		Reconcile:        d.plan.reconcile,
 		StateKey:         d.spec.StateKey,
 		PreviousView:     viewIn(d.thread.State, d.spec.StateKey),
 		StateVersion:     d.thread.StateVersion,
@@ -336,30 +342,30 @@ func viewIn(state json.RawMessage, key string) json.RawMessage {
 }
 
 func (d *driver) resumedTask() a2a.TaskID {
-	if d.resume == nil {
+	if d.plan.resume == nil {
 		return ""
 	}
-	return d.resume.taskID
+	return d.plan.resume.taskID
 }
 
 // sentResults are the tool-call answers this run sends the agent; a resume
 // that cancels the task sends none.
 func (d *driver) sentResults() []mapping.SentToolResult {
-	if d.takeover {
+	if d.plan.takeover {
 		return d.thread.ActiveResults
 	}
-	if d.resume == nil || d.resume.cancel {
+	if d.plan.resume == nil || d.plan.resume.cancel {
 		return nil
 	}
-	return d.resume.results
+	return d.plan.resume.results
 }
 
 // earlierArtifacts are the artifacts of the thread's current task shown by
 // earlier runs, when this run continues that task.
 func (d *driver) earlierArtifacts() []a2a.ArtifactID {
 	task := d.thread.ActiveTaskID
-	if d.resume != nil {
-		task = string(d.resume.taskID)
+	if d.plan.resume != nil {
+		task = string(d.plan.resume.taskID)
 	}
 	if task == "" || task != d.thread.TaskID {
 		return nil
@@ -408,14 +414,14 @@ func (d *driver) releaseRun() {
 func (d *driver) unregister() {
 	// A run left to the instance that adopted it is followed through the
 	// journal that instance writes, not through this driver.
-	if !d.suspended || d.leaseLost {
+	if d.phaseNow() != phaseSuspended || d.leaseLost {
 		d.svc.unregister(d)
 	}
 }
 
 func (d *driver) drive() {
 	// The run's A2A calls are spans of the run.
-	ctx, cancel := context.WithCancelCause(trace.ContextWithSpan(a2a.WithCallerAuthorization(d.svc.ctx, d.caller), d.span))
+	ctx, cancel := context.WithCancelCause(trace.ContextWithSpan(a2a.WithCallerAuthorization(d.svc.ctx, d.plan.caller), d.span))
 	defer cancel(nil)
 	d.armStop(cancel)
 	defer d.disarm()
@@ -445,26 +451,26 @@ func (d *driver) drive() {
 		return
 	}
 
-	if d.takeover {
+	if d.plan.takeover {
 		d.reattach(ctx)
 		return
 	}
-	if d.resume != nil && d.resume.cancel {
+	if d.plan.resume != nil && d.plan.resume.cancel {
 		d.cancelInterrupted(ctx)
 		return
 	}
-	if d.resume != nil && d.resume.auth {
+	if d.plan.resume != nil && d.plan.resume.auth {
 		d.resumeAuth(ctx, cancel)
 		return
 	}
 	// From here the run's message goes to the agent: once it answers, the
 	// input counts as seen.
 	d.sendsInput = true
-	msg := a2a.NewUserMessage(d.thread.ContextID, d.continueTask, d.parts...)
-	if d.resume != nil {
+	msg := a2a.NewUserMessage(d.thread.ContextID, d.plan.continueTask, d.plan.parts...)
+	if d.plan.resume != nil {
 		// The answer goes to the interrupted task, in its context.
-		msg = a2a.NewUserMessage(d.resume.contextID, d.resume.taskID, d.parts...)
-		msg.Metadata = d.resume.metadata
+		msg = a2a.NewUserMessage(d.plan.resume.contextID, d.plan.resume.taskID, d.plan.parts...)
+		msg.Metadata = d.plan.resume.metadata
 	}
 	op := &opening{msg: msg, in: d.in, stateKey: d.spec.StateKey, brokeOff: func(err error) {
 		d.log.Warn("agent stream broke; following the task by polling", "err", err)
@@ -531,7 +537,7 @@ func (d *driver) failUpstream(ctx context.Context, err error) {
 // that cannot take a message now (its execution is still open) is followed
 // until the task moves on.
 func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc) {
-	id := d.resume.taskID
+	id := d.plan.resume.taskID
 	// Waiting for a sign-in is not a stalled agent: only the run timeout
 	// bounds it.
 	if d.idle != nil {
@@ -577,8 +583,8 @@ func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc)
 // forward sends the resume's answer to the task and follows the reply; it
 // reports false, having delivered nothing, when the agent refuses it.
 func (d *driver) forward(ctx context.Context) bool {
-	msg := a2a.NewUserMessage(d.resume.contextID, d.resume.taskID, d.parts...)
-	msg.Metadata = d.resume.metadata
+	msg := a2a.NewUserMessage(d.plan.resume.contextID, d.plan.resume.taskID, d.plan.parts...)
+	msg.Metadata = d.plan.resume.metadata
 	accepted := false
 	for ev, err := range upstream(ctx, d.agent, d.spec, &opening{msg: msg}) {
 		if err != nil {
@@ -601,7 +607,7 @@ func (d *driver) forward(ctx context.Context) bool {
 // cancelInterrupted answers a resume that cancels every interrupt: the
 // A2A task is cancelled and the run ends cancelled.
 func (d *driver) cancelInterrupted(ctx context.Context) {
-	d.converse(ctx, &opening{cancel: d.resume.taskID})
+	d.converse(ctx, &opening{cancel: d.plan.resume.taskID})
 }
 
 // deliver translates one upstream event; it reports whether to go on.
@@ -897,14 +903,14 @@ func (d *driver) suspendWith(message string) {
 		}
 	}
 	d.mu.Lock()
-	d.suspended = true
+	d.to(phaseSuspended)
 	d.shutdownTail = tail
 	d.mu.Unlock()
 }
 
 // finish makes sure the run ended and the thread was released.
 func (d *driver) finish() {
-	if d.rejected || d.suspended {
+	if p := d.phaseNow(); p == phaseRejected || p == phaseSuspended {
 		return // released when the failure went back to StartRun, or left to the next process
 	}
 	if !d.runDone() {
@@ -916,10 +922,9 @@ func (d *driver) finish() {
 // finalize records what the run learned and frees the thread, once,
 // journaling the run's terminal event in the same write.
 func (d *driver) finalize(terminal ...Entry) {
-	if d.released {
+	if !d.moveTo(phaseReleased) {
 		return
 	}
-	d.released = true
 	d.releaseRun()
 	d.stopFinishing()
 	d.leasing.Wait() // no renewal races the release
@@ -967,8 +972,8 @@ func (d *driver) finalize(terminal ...Entry) {
 		// The agent took part in this run: answered interrupts are gone,
 		// the ones this run ended with are pending.
 		th.Interrupts = interrupts
-		if d.resume != nil {
-			th.Resolved = appendResolved(th.Resolved, d.resume.resolved)
+		if d.plan.resume != nil {
+			th.Resolved = appendResolved(th.Resolved, d.plan.resume.resolved)
 		}
 		th.Messages = d.tr.Conversation()
 		if !d.stateRejected {
@@ -985,7 +990,7 @@ func (d *driver) finalize(terminal ...Entry) {
 			}
 		}
 		if d.sentInput {
-			th.SeenMessageIDs = appendSeen(th.SeenMessageIDs, d.newIDs)
+			th.SeenMessageIDs = appendSeen(th.SeenMessageIDs, d.plan.newIDs)
 		}
 	}, terminal...)
 	// Reported before readers get the terminal event: a client that scrapes

@@ -110,7 +110,7 @@ func (d *driver) keepLease(stop context.CancelCauseFunc) {
 		}
 		if !d.renew() {
 			d.mu.Lock()
-			released := d.released
+			released := d.phase.threadReleased()
 			d.leaseLost = !released
 			d.mu.Unlock()
 			if released {

@@ -335,27 +335,15 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		}
 		return nil, threadBusy(key, current.ActiveRunID)
 	}
-	plan, rp, rej := s.planRun(ctx, current, in)
+	resume, rp, rej := s.planRun(ctx, current, in)
 	switch {
 	case rej != nil:
 		return rejectedRun(key, in, rej), nil
 	case rp != nil:
 		return &Run{Key: key, RunID: rp.runID, svc: s, after: rp.after}, nil
 	}
-	// A client that missed what happened on the thread since it last read
-	// (its stream dropped while the run went on) gets the conversation the
-	// bridge holds, reconciled with what it sends now.
-	reconcile := false
-	in.Messages, reconcile = reconciled(current.Messages, in.Messages)
-	// Results of the client's own tools go back to the task that asked for
-	// them, with any new user text.
-	var continueTask a2a.TaskID
-	if plan == nil && len(current.FrontendCalls) > 0 && team == nil {
-		var results []*a2a.Part
-		results, newIDs = mapping.ToolResults(in.Messages, current.FrontendCalls, current.SeenMessageIDs, newIDs)
-		parts = append(results, parts...)
-		continueTask = a2a.TaskID(current.TaskID)
-	}
+	plan := planMessage(current, in, resume, parts, newIDs, team != nil)
+	plan.caller = a2a.CallerAuthorization(ctx)
 
 	// Only the thread's active run appends to its journal, so the last
 	// sequence number read before claiming is where this run starts.
@@ -363,19 +351,12 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	if err != nil {
 		return nil, storeError(err)
 	}
-	var answering []ResolvedInterrupt
-	if plan != nil {
-		// The answers first, then anything new the user wrote, in one
-		// message to the interrupted task.
-		parts = append(plan.parts, parts...)
-		for i := range plan.resolved {
-			plan.resolved[i].RunID, plan.resolved[i].AfterSeq = in.RunID, after
+	claim := claimed{runID: in.RunID, after: after, task: plan.continueTask}
+	if resume != nil {
+		for i := range resume.resolved {
+			resume.resolved[i].RunID, resume.resolved[i].AfterSeq = in.RunID, after
 		}
-		answering = plan.resolved
-	}
-	claim := claimed{runID: in.RunID, after: after, answering: answering, task: continueTask}
-	if plan != nil {
-		claim.task, claim.results = plan.taskID, plan.results
+		claim.answering, claim.task, claim.results = resume.resolved, resume.taskID, resume.results
 	}
 	if claim.input, err = json.Marshal(in); err != nil {
 		return nil, &Error{Status: http.StatusBadRequest, Code: "invalid_input", Message: "the request cannot be recorded", Err: err}
@@ -395,14 +376,12 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	if err != nil {
 		return nil, err
 	}
-	d := newDriver(s, spec, th, in, after)
-	d.caller = a2a.CallerAuthorization(ctx)
+	d := newDriver(s, spec, th, in, after, plan)
 	d.releaseSlot = release
 	d.begin(ctx, trace.SpanKindServer)
-	d.parts, d.newIDs, d.resume, d.continueTask, d.reconcile = parts, newIDs, plan, continueTask, reconcile
 	run := &Run{Key: key, RunID: in.RunID, svc: s, after: after, driver: d}
 
-	if len(parts) == 0 && (plan == nil || !plan.cancel) {
+	if len(plan.parts) == 0 && (resume == nil || !resume.cancel) {
 		// Nothing new to say to the agent (a client re-running a thread
 		// without a new user message): finish at once without calling it.
 		started = true
@@ -444,6 +423,30 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		}
 	}
 	return run, nil
+}
+
+// planMessage decides what a run tells its agent: a resume's answers
+// first, or the results of the client's own tools (which go back to the
+// task that asked for them; teams do not forward them), then the user's
+// new input (parts, with their message ids newIDs). It reconciles
+// in.Messages with the conversation the thread holds.
+func planMessage(th *Thread, in *agui.RunAgentInput, resume *resumePlan, parts []*a2a.Part, newIDs []string, team bool) runPlan {
+	plan := runPlan{resume: resume}
+	// A client that missed what happened on the thread since it last read
+	// (its stream dropped while the run went on) gets the conversation the
+	// bridge holds, reconciled with what it sends now.
+	in.Messages, plan.reconcile = reconciled(th.Messages, in.Messages)
+	switch {
+	case resume != nil:
+		parts = append(resume.parts, parts...)
+	case len(th.FrontendCalls) > 0 && !team:
+		var results []*a2a.Part
+		results, newIDs = mapping.ToolResults(in.Messages, th.FrontendCalls, th.SeenMessageIDs, newIDs)
+		parts = append(results, parts...)
+		plan.continueTask = a2a.TaskID(th.TaskID)
+	}
+	plan.parts, plan.newIDs = parts, newIDs
+	return plan
 }
 
 // claimed is what a run records on its thread when it starts.

@@ -99,8 +99,7 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 		return false, err
 	}
 
-	d := newDriver(s, s.agents[key.Agent], next, in, last)
-	d.takeover, d.prior = true, prior
+	d := newDriver(s, s.agents[key.Agent], next, in, last, runPlan{takeover: true, prior: prior})
 	if team := s.teams[key.Agent]; team != nil {
 		// A team run's members each had their own stream; they are not
 		// followed again. The run ends here, its members' tasks go on,
@@ -160,10 +159,10 @@ func (s *Service) runEvents(ctx context.Context, key ThreadKey, runID string, af
 // the journal, does not show again), and GetTask polling where the agent
 // cannot subscribe (no streaming, or no live execution to attach to).
 func (d *driver) reattach(ctx context.Context) {
-	if len(d.prior) > 0 && isTerminalEvent(d.prior[len(d.prior)-1]) {
+	if len(d.plan.prior) > 0 && isTerminalEvent(d.plan.prior[len(d.plan.prior)-1]) {
 		// The run had ended; only the release is missing.
-		d.outcome, d.code = outcomeOf(d.prior[len(d.prior)-1])
-		d.released = true
+		d.outcome, d.code = outcomeOf(d.plan.prior[len(d.plan.prior)-1])
+		d.moveTo(phaseReleased)
 		d.svc.release(d.thread, nil)
 		return
 	}
@@ -183,7 +182,8 @@ func (d *driver) reattach(ctx context.Context) {
 	}
 	d.agent = agent
 	// The agent named the task, so it took the run's message.
-	d.reached, d.sentInput, d.decided = true, true, true
+	d.reached, d.sentInput = true, true
+	d.moveTo(phaseRunning)
 	d.nameTask(id, d.tr.ContextID())
 	d.log.Info("took over the run")
 	d.converse(ctx, &opening{subscribe: id})

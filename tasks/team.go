@@ -142,8 +142,8 @@ func (t *teamRun) setup() {
 		StateKey:     t.spec.StateKey,
 		PreviousView: viewIn(d.thread.State, t.spec.StateKey),
 		StateVersion: d.thread.StateVersion,
-		Reconcile:    d.reconcile,
-		Resumed:      d.takeover,
+		Reconcile:    d.plan.reconcile,
+		Resumed:      d.plan.takeover,
 	})
 }
 
@@ -205,18 +205,18 @@ func (t *teamRun) description(ctx context.Context, name string) string {
 func (t *teamRun) run(ctx context.Context) {
 	d := t.d
 	switch {
-	case d.resume != nil:
+	case d.plan.resume != nil:
 		t.resume(ctx)
 	case t.spec.Strategy == StrategyRouter:
 		name, score, reason := t.route(ctx)
 		t.routed = name
-		t.join(ctx, name, nil, d.parts, true)
+		t.join(ctx, name, nil, d.plan.parts, true)
 		t.pending(t.tm.Route(name, score, reason))
 	case t.spec.Strategy == StrategySequential:
-		t.join(ctx, t.spec.Members[0], nil, d.parts, true)
+		t.join(ctx, t.spec.Members[0], nil, d.plan.parts, true)
 	default:
 		for _, name := range t.spec.Members {
-			t.join(ctx, name, nil, d.parts, true)
+			t.join(ctx, name, nil, d.plan.parts, true)
 		}
 	}
 	for t.running > 0 {
@@ -238,8 +238,8 @@ func (t *teamRun) run(ctx context.Context) {
 // resume sends each member its answers, to its own task.
 func (t *teamRun) resume(ctx context.Context) {
 	d := t.d
-	names := make([]string, 0, len(d.resume.members))
-	for name := range d.resume.members {
+	names := make([]string, 0, len(d.plan.resume.members))
+	for name := range d.plan.resume.members {
 		names = append(names, name)
 	}
 	// In the team's order, so the run reads the same every time.
@@ -253,7 +253,7 @@ func (t *teamRun) resume(ctx context.Context) {
 		if t.spec.Strategy == StrategySequential {
 			t.stage = slices.Index(t.spec.Members, name)
 		}
-		t.join(ctx, name, d.resume.members[name], d.parts, len(d.parts) > 0)
+		t.join(ctx, name, d.plan.resume.members[name], d.plan.parts, len(d.plan.parts) > 0)
 	}
 }
 
@@ -665,8 +665,8 @@ func (t *teamRun) record(th *Thread) {
 		}
 	}
 	th.Interrupts = t.tm.Interrupts()
-	if t.d.resume != nil {
-		th.Resolved = appendResolved(th.Resolved, t.d.resume.resolved)
+	if t.d.plan.resume != nil {
+		th.Resolved = appendResolved(th.Resolved, t.d.plan.resume.resolved)
 	}
 	th.Messages = t.tm.Conversation()
 	if !t.d.stateRejected {
@@ -678,7 +678,7 @@ func (t *teamRun) record(th *Thread) {
 	}
 	for _, m := range t.members {
 		if m.sendsInput && m.reached {
-			th.SeenMessageIDs = appendSeen(th.SeenMessageIDs, t.d.newIDs)
+			th.SeenMessageIDs = appendSeen(th.SeenMessageIDs, t.d.plan.newIDs)
 			break
 		}
 	}
