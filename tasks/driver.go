@@ -46,7 +46,7 @@ type driver struct {
 	thread *Thread
 	in     *agui.RunAgentInput
 	plan   runPlan
-	log      *slog.Logger
+	log    *slog.Logger
 
 	tr      *mapping.Translator
 	guard   *agui.Guard
@@ -196,7 +196,7 @@ func (d *driver) observeEnd(outcome, code string) {
 	}
 	if outcome == "" {
 		// No terminal event reached the journal (the store failed).
-		outcome, code = OutcomeError, "internal"
+		outcome, code = OutcomeError, agui.CodeInternal
 	}
 	if o := d.spec.Observer; o != nil {
 		o.RunEnded(outcome, code, time.Since(d.started))
@@ -441,7 +441,7 @@ func (d *driver) drive() {
 	defer func() {
 		if p := recover(); p != nil {
 			d.log.Error("run panicked", "panic", p, "stack", string(debug.Stack()))
-			d.emit(d.runFail("internal", "the bridge failed while running this request"))
+			d.emit(d.runFail(agui.CodeInternal, "the bridge failed while running this request"))
 		}
 		d.finish()
 	}()
@@ -807,7 +807,7 @@ func (d *driver) emit(events []agui.Event) {
 		}
 		if err := d.guard.Check(e); err != nil {
 			d.log.Error("translator produced an invalid event", "type", e.Type(), "err", err)
-			e = &agui.RunError{Message: "the bridge produced an invalid event sequence", Code: "internal"}
+			e = &agui.RunError{Message: "the bridge produced an invalid event sequence", Code: agui.CodeInternal}
 			if d.guard.Check(e) != nil {
 				break
 			}
@@ -866,7 +866,7 @@ func (d *driver) keepUp() {
 
 // storeFailure ends a run whose journal lost events.
 func storeFailure() *agui.RunError {
-	return &agui.RunError{Code: "store_unavailable", Message: "the bridge could not store this run's events, so it stopped; the agent's task may go on",
+	return &agui.RunError{Code: agui.CodeStoreUnavailable, Message: "the bridge could not store this run's events, so it stopped; the agent's task may go on",
 		Base: agui.Base{Timestamp: time.Now().UnixMilli()}}
 }
 
@@ -914,7 +914,7 @@ func (d *driver) finish() {
 		return // released when the failure went back to StartRun, or left to the next process
 	}
 	if !d.runDone() {
-		d.emit(d.runFail("internal", "the run ended unexpectedly"))
+		d.emit(d.runFail(agui.CodeInternal, "the run ended unexpectedly"))
 	}
 	d.finalize()
 }

@@ -85,7 +85,7 @@ func leaseKeepsThreadBusy(t *testing.T, store Store) {
 	for time.Now().Before(deadline) {
 		_, err := b.StartRun(t.Context(), "a", input("th", "r2"))
 		var e *Error
-		if !errors.As(err, &e) || e.Code != "thread_busy" || e.Status != 409 {
+		if !errors.As(err, &e) || e.Code != "thread_busy" || e.HTTPStatus() != 409 {
 			t.Fatalf("second run on B: %v, want thread_busy 409", err)
 		}
 		time.Sleep(testLease / 5)

@@ -12,8 +12,8 @@ import (
 // RUN_ERROR codes of the per-run limits (AgentSpec.MaxEventBytes,
 // AgentSpec.MaxStateBytes).
 const (
-	CodeEventTooLarge = "event_too_large"
-	CodeStateTooLarge = "state_too_large"
+	CodeEventTooLarge = agui.CodeEventTooLarge
+	CodeStateTooLarge = agui.CodeStateTooLarge
 )
 
 // eventSize is what an A2A event carries for the client: the text, data

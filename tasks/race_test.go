@@ -68,7 +68,7 @@ func TestRetryRightAfterAnAgentError(t *testing.T) {
 	for i := range 100 {
 		_, err := svc.StartRun(t.Context(), "a", input("th", fmt.Sprintf("r%d", i)))
 		var e *Error
-		if !errors.As(err, &e) || e.Status == http.StatusConflict {
+		if !errors.As(err, &e) || e.HTTPStatus() == http.StatusConflict {
 			t.Fatalf("attempt %d: %v", i, err)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
-	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -293,7 +292,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	}
 	s.mu.Unlock()
 	if closing {
-		return nil, &Error{Status: http.StatusServiceUnavailable, Code: "shutting_down",
+		return nil, &Error{Code: agui.CodeShuttingDown,
 			Message: "the bridge is shutting down", Err: ErrShuttingDown}
 	}
 	started := false
@@ -317,10 +316,10 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	}
 	parts, newIDs, err := mapping.UserInput(in.Messages, current.SeenMessageIDs, spec.MaxInlineBytes)
 	if errors.Is(err, mapping.ErrPartTooLarge) {
-		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: "part_too_large", Message: err.Error()}
+		return nil, &Error{Code: agui.CodePartTooLarge, Message: err.Error()}
 	}
 	if err != nil {
-		return nil, &Error{Status: http.StatusBadRequest, Code: "invalid_input", Message: err.Error()}
+		return nil, &Error{Code: agui.CodeInvalidInput, Message: err.Error()}
 	}
 	if current.ActiveRunID != "" && !s.stale(current) {
 		if s.leaseLapsed(current) {
@@ -359,7 +358,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		claim.answering, claim.task, claim.results = resume.resolved, resume.taskID, resume.results
 	}
 	if claim.input, err = json.Marshal(in); err != nil {
-		return nil, &Error{Status: http.StatusBadRequest, Code: "invalid_input", Message: "the request cannot be recorded", Err: err}
+		return nil, &Error{Code: agui.CodeInvalidInput, Message: "the request cannot be recorded", Err: err}
 	}
 	release := func() {}
 	if s.admission != nil {
@@ -626,7 +625,7 @@ func (s *Service) driving(key ThreadKey, runID string) *driver {
 }
 
 func storeError(err error) error {
-	return &Error{Status: http.StatusServiceUnavailable, Code: "store_unavailable",
+	return &Error{Code: agui.CodeStoreUnavailable,
 		Message: "the bridge's store is unavailable", Err: err}
 }
 
@@ -634,11 +633,7 @@ func storeError(err error) error {
 // HTTP error with the A2A error's stable code.
 func agentError(name string, err error) error {
 	info := a2a.Classify(err)
-	status := info.HTTPStatus
-	if status < 400 {
-		status = http.StatusBadGateway
-	}
-	return &Error{Status: status, Code: info.Code,
+	return &Error{status: info.HTTPStatus, Code: info.Code,
 		Message: fmt.Sprintf("agent %q: %s", name, info.Message), Err: errors.Join(ErrAgentDown, err)}
 }
 

@@ -321,7 +321,7 @@ func TestUnreachableAgentIsAnHTTPErrorAndWritesNothing(t *testing.T) {
 	svc, store := newTestService(t, agent, nil)
 	_, err := svc.StartRun(t.Context(), "a", input("th", "r1"))
 	var e *Error
-	if !errors.As(err, &e) || e.Status < 500 {
+	if !errors.As(err, &e) || e.HTTPStatus() < 500 {
 		t.Fatalf("err %v", err)
 	}
 	if _, err := store.GetThread(t.Context(), ThreadKey{Agent: "a", ThreadID: "th"}); !errors.Is(err, ErrNotFound) {
@@ -370,7 +370,7 @@ func TestOneActiveRunPerThread(t *testing.T) {
 	}
 	_, err = svc.StartRun(t.Context(), "a", input("th", "r2"))
 	var e *Error
-	if !errors.As(err, &e) || e.Status != http.StatusConflict || !errors.Is(err, ErrThreadBusy) {
+	if !errors.As(err, &e) || e.HTTPStatus() != http.StatusConflict || !errors.Is(err, ErrThreadBusy) {
 		t.Fatalf("second run: %v", err)
 	}
 	collect(t, run)

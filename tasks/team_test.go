@@ -179,7 +179,7 @@ func TestTeamMemberDown(t *testing.T) {
 		members: map[string]*scriptedAgent{"travel": {}, "weather": {}}, down: map[string]bool{"travel": true, "weather": true}})
 	_, err := svc.StartRun(t.Context(), "team", teamInput("r1", true))
 	var e *Error
-	if !errors.As(err, &e) || e.Status != http.StatusBadGateway {
+	if !errors.As(err, &e) || e.HTTPStatus() != http.StatusBadGateway {
 		t.Fatalf("every member down: want HTTP 502, got %v", err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
 	"time"
 
@@ -71,7 +70,7 @@ type CancelRefusal struct {
 }
 
 func threadNotFound(key ThreadKey) error {
-	return &Error{Status: http.StatusNotFound, Code: "unknown_thread",
+	return &Error{Code: agui.CodeUnknownThread,
 		Message: fmt.Sprintf("agent %q has no thread %q", key.Agent, key.ThreadID), Err: ErrNotFound}
 }
 

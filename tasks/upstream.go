@@ -235,7 +235,7 @@ func progress(ev a2a.Event) (a2a.TaskID, a2a.TaskState, bool) {
 // see the rest of it.
 func upstreamFailure(name string, cause, err error) (code, message string, timedOut bool) {
 	if errors.Is(cause, errRunTimeout) || errors.Is(cause, errIdleTimeout) {
-		return "a2a_timeout", fmt.Sprintf("agent %q: %v; the A2A task was cancelled", name, cause), true
+		return agui.CodeAgentTimeout, fmt.Sprintf("agent %q: %v; the A2A task was cancelled", name, cause), true
 	}
 	info := a2a.Classify(err)
 	return info.Code, fmt.Sprintf("agent %q: %s", name, info.Message), false

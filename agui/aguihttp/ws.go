@@ -75,7 +75,7 @@ func (h *Handler) websocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !h.acceptingWS() {
-		writeError(w, http.StatusServiceUnavailable, "shutting_down", "the bridge is shutting down")
+		refuse(w, agui.CodeShuttingDown, "the bridge is shutting down")
 		return
 	}
 	// Answer the subprotocol the client offered: ours, else its token's
@@ -90,9 +90,9 @@ func (h *Handler) websocket(w http.ResponseWriter, r *http.Request) {
 		CheckOrigin:      h.checkOrigin,
 		// A refused upgrade gets the bridge's JSON error body.
 		Error: func(w http.ResponseWriter, _ *http.Request, status int, reason error) {
-			code := "bad_upgrade"
+			code := agui.CodeBadUpgrade
 			if status == http.StatusForbidden {
-				code = "origin_not_allowed"
+				code = agui.CodeOriginNotAllowed
 			}
 			writeError(w, status, code, reason.Error())
 		},
@@ -150,7 +150,7 @@ func (c *wsConn) serve() {
 		}
 		_ = c.conn.SetReadDeadline(time.Now().Add(pongWait))
 		if kind != websocket.TextMessage {
-			c.refuse("", "", "invalid_input", "frames are JSON text messages")
+			c.refuse("", "", agui.CodeInvalidInput, "frames are JSON text messages")
 			continue
 		}
 		c.handle(data)
@@ -183,7 +183,7 @@ func (c *wsConn) write() {
 func (c *wsConn) handle(data []byte) {
 	f, bad := parseFrame(data)
 	if bad != nil {
-		c.refuse(bad.threadID, bad.runID, "invalid_input", bad.message)
+		c.refuse(bad.threadID, bad.runID, agui.CodeInvalidInput, bad.message)
 		return
 	}
 	switch f.Type {
@@ -246,12 +246,12 @@ func parseFrame(data []byte) (*parsedFrame, *badFrame) {
 
 // run starts a run like POST /agents/{name} and streams it on the socket.
 func (c *wsConn) run(in *agui.RunAgentInput) {
-	if _, code, msg := c.h.checkInput(in); code != "" {
+	if code, msg := c.h.checkInput(in); code != "" {
 		c.refuse(in.ThreadID, in.RunID, code, msg)
 		return
 	}
 	if !c.addFeeder() {
-		c.refuse(in.ThreadID, in.RunID, "shutting_down", "the bridge is shutting down")
+		c.refuse(in.ThreadID, in.RunID, agui.CodeShuttingDown, "the bridge is shutting down")
 		return
 	}
 	go func() {
@@ -284,7 +284,7 @@ func (c *wsConn) subscribe(threadID string, after int64) {
 		return
 	}
 	if !c.addFeeder() {
-		c.refuse(threadID, "", "shutting_down", "the bridge is shutting down")
+		c.refuse(threadID, "", agui.CodeShuttingDown, "the bridge is shutting down")
 		return
 	}
 	go func() {
@@ -299,7 +299,7 @@ func (c *wsConn) feed(s Stream, threadID, runID string, wantTerminal bool) {
 	terminated, err := c.out.feed(c.ctx, s)
 	if wantTerminal && !terminated && c.ctx.Err() == nil {
 		c.h.opt.Logger.Error("run stream ended without a terminal event", "err", err)
-		c.refuse(threadID, runID, "internal", "the bridge lost the end of this run")
+		c.refuse(threadID, runID, agui.CodeInternal, "the bridge lost the end of this run")
 	}
 }
 
