@@ -87,6 +87,7 @@ func BenchmarkTextChunkPath(b *testing.B) {
 			in.ProtocolVersion = "1.0"
 			d := newDriver(nil, &AgentSpec{Name: "a"}, &Thread{}, in, 0, runPlan{})
 			d.tr = mapping.New(mapping.Options{ThreadID: "t", RunID: "r", V1: true, Now: func() int64 { return 1796290000000 }})
+			d.out = d.tr
 			d.guard = agui.NewGuard(true)
 			step := func(ev a2a.Event) int {
 				n := 0

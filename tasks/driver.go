@@ -49,6 +49,7 @@ type driver struct {
 	log    *slog.Logger
 
 	tr      *mapping.Translator
+	out     runOutput // tr, or the team's Team (set up by setup)
 	guard   *agui.Guard
 	journal *journalWriter
 
@@ -115,20 +116,13 @@ type driver struct {
 	taskLogged bool
 }
 
-// runDone and runFail are the run's translation, for the parts of the
-// driver a team run shares: an agent's Translator or a team's Team.
-func (d *driver) runDone() bool {
-	if d.team != nil {
-		return d.team.tm.Done()
-	}
-	return d.tr.Done()
-}
-
-func (d *driver) runFail(code, message string) []agui.Event {
-	if d.team != nil {
-		return d.team.tm.Fail(code, message)
-	}
-	return d.tr.Fail(code, message)
+// runOutput is the translation a run's events come from, as the parts of
+// the driver a team run shares see it: a single agent's
+// mapping.Translator, or a team's mapping.Team.
+type runOutput interface {
+	Done() bool
+	Fail(code, message string) []agui.Event
+	Interrupts() []mapping.PendingInterrupt
 }
 
 // runPlan is what a run is to do, decided before it starts — by StartRun,
@@ -301,6 +295,7 @@ func (d *driver) setup() {
 	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.log, d.live.publish)
 	if d.team != nil {
 		d.team.setup()
+		d.out = d.team.tm
 		return
 	}
 	if id := d.thread.ActiveTaskID; id != "" {
@@ -327,6 +322,7 @@ func (d *driver) setup() {
 		MaxInlineBytes:   d.spec.MaxInlineBytes,
 		RedactKeys:       d.spec.RedactKeys,
 	})
+	d.out = d.tr
 }
 
 // viewIn extracts the bridge's key from a stored shared state.
@@ -441,7 +437,7 @@ func (d *driver) drive() {
 	defer func() {
 		if p := recover(); p != nil {
 			d.log.Error("run panicked", "panic", p, "stack", string(debug.Stack()))
-			d.emit(d.runFail(agui.CodeInternal, "the bridge failed while running this request"))
+			d.emit(d.out.Fail(agui.CodeInternal, "the bridge failed while running this request"))
 		}
 		d.finish()
 	}()
@@ -857,10 +853,10 @@ func (d *driver) keepUp() {
 	if err == nil && pending > maxPending {
 		err = d.journal.flush()
 	}
-	if err != nil && !d.storeFailed && !d.runDone() {
+	if err != nil && !d.storeFailed && !d.out.Done() {
 		d.storeFailed = true
 		f := storeFailure()
-		d.emit(d.runFail(f.Code, f.Message))
+		d.emit(d.out.Fail(f.Code, f.Message))
 	}
 }
 
@@ -894,7 +890,7 @@ func (d *driver) leave() {
 func (d *driver) suspendWith(message string) {
 	d.journal.flush()
 	var tail []agui.Envelope
-	for _, e := range d.runFail(CodeServerShutdown, message) {
+	for _, e := range d.out.Fail(CodeServerShutdown, message) {
 		if d.guard.Check(e) != nil {
 			continue
 		}
@@ -913,8 +909,8 @@ func (d *driver) finish() {
 	if p := d.phaseNow(); p == phaseRejected || p == phaseSuspended {
 		return // released when the failure went back to StartRun, or left to the next process
 	}
-	if !d.runDone() {
-		d.emit(d.runFail(agui.CodeInternal, "the run ended unexpectedly"))
+	if !d.out.Done() {
+		d.emit(d.out.Fail(agui.CodeInternal, "the run ended unexpectedly"))
 	}
 	d.finalize()
 }
@@ -929,12 +925,7 @@ func (d *driver) finalize(terminal ...Entry) {
 	d.stopFinishing()
 	d.leasing.Wait() // no renewal races the release
 	d.bg.Wait()
-	var interrupts []mapping.PendingInterrupt
-	if d.team != nil {
-		interrupts = d.team.tm.Interrupts()
-	} else {
-		interrupts = d.tr.Interrupts()
-	}
+	interrupts := d.out.Interrupts()
 	for _, p := range interrupts {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 10*time.Second)
 		if err := d.svc.store.IndexInterrupt(ctx, p.Interrupt.ID, d.thread.Key); err != nil {
@@ -949,23 +940,7 @@ func (d *driver) finalize(terminal ...Entry) {
 			}
 			return
 		}
-		if c := d.tr.ContextID(); c != "" {
-			th.ContextID = c
-		}
-		if id := d.tr.TaskID(); id != "" {
-			if string(id) != th.TaskID {
-				th.TaskArtifacts = nil
-			}
-			th.TaskID = string(id)
-			for _, a := range d.tr.ShownArtifacts() {
-				if !slices.Contains(th.TaskArtifacts, string(a)) {
-					th.TaskArtifacts = append(th.TaskArtifacts, string(a))
-				}
-			}
-		}
-		if st := d.tr.TaskState(); st != "" {
-			th.TaskState = string(st)
-		}
+		learnTask(d.tr, &th.ContextID, &th.TaskID, &th.TaskState, &th.TaskArtifacts)
 		if !d.reached {
 			return
 		}
@@ -981,14 +956,7 @@ func (d *driver) finalize(terminal ...Entry) {
 			th.StateVersion = d.tr.StateVersion()
 		}
 		th.FrontendCalls = d.tr.FrontendCalls()
-		for _, ref := range d.tr.ToolCalls() {
-			i := slices.IndexFunc(th.ToolCalls, func(r mapping.ToolCallRef) bool { return r.ToolCallID == ref.ToolCallID })
-			if i < 0 {
-				th.ToolCalls = append(th.ToolCalls, ref)
-			} else {
-				th.ToolCalls[i] = ref // it may have been reported now
-			}
-		}
+		mergeToolCalls(th, d.tr.ToolCalls())
 		if d.sentInput {
 			th.SeenMessageIDs = appendSeen(th.SeenMessageIDs, d.plan.newIDs)
 		}
@@ -1005,6 +973,43 @@ func (d *driver) finalize(terminal ...Entry) {
 		d.journal.add(terminal)
 		if d.journal.flush() != nil {
 			d.live.publish(terminal)
+		}
+	}
+}
+
+// learnTask records what tr learned of its agent's task in a thread's (or
+// a team member's) record: the context, the task and its state, and the
+// task's artifacts shown so far (forgotten when the task changed).
+func learnTask(tr *mapping.Translator, contextID, taskID, taskState *string, artifacts *[]string) {
+	if c := tr.ContextID(); c != "" {
+		*contextID = c
+	}
+	if id := tr.TaskID(); id != "" {
+		if string(id) != *taskID {
+			*artifacts = nil
+		}
+		*taskID = string(id)
+		for _, a := range tr.ShownArtifacts() {
+			if !slices.Contains(*artifacts, string(a)) {
+				*artifacts = append(*artifacts, string(a))
+			}
+		}
+	}
+	if st := tr.TaskState(); st != "" {
+		*taskState = string(st)
+	}
+}
+
+// mergeToolCalls adds the server tool calls a run showed to the thread's,
+// replacing an earlier record of the same call (it may have been reported
+// now).
+func mergeToolCalls(th *Thread, refs []mapping.ToolCallRef) {
+	for _, ref := range refs {
+		i := slices.IndexFunc(th.ToolCalls, func(r mapping.ToolCallRef) bool { return r.ToolCallID == ref.ToolCallID })
+		if i < 0 {
+			th.ToolCalls = append(th.ToolCalls, ref)
+		} else {
+			th.ToolCalls[i] = ref
 		}
 	}
 }

@@ -191,7 +191,7 @@ func (d *driver) reattach(ctx context.Context) {
 
 // abandon ends a taken-over run that cannot go on.
 func (d *driver) abandon(why string) {
-	d.emit(d.runFail(CodeServerShutdown, why))
+	d.emit(d.out.Fail(CodeServerShutdown, why))
 	// A team's members may have left messages open that the new Team,
 	// which has no translator per member, cannot close: the verifier then
 	// refuses the RUN_ERROR and the run ends unwritten, but the thread is

@@ -638,31 +638,8 @@ func (t *teamRun) record(th *Thread) {
 			rec = &MemberRecord{}
 			th.Members[m.name] = rec
 		}
-		if c := m.tr.ContextID(); c != "" {
-			rec.ContextID = c
-		}
-		if id := m.tr.TaskID(); id != "" {
-			if string(id) != rec.TaskID {
-				rec.TaskArtifacts = nil
-			}
-			rec.TaskID = string(id)
-			for _, a := range m.tr.ShownArtifacts() {
-				if !slices.Contains(rec.TaskArtifacts, string(a)) {
-					rec.TaskArtifacts = append(rec.TaskArtifacts, string(a))
-				}
-			}
-		}
-		if st := m.tr.TaskState(); st != "" {
-			rec.TaskState = string(st)
-		}
-		for _, ref := range m.tr.ToolCalls() {
-			i := slices.IndexFunc(th.ToolCalls, func(r mapping.ToolCallRef) bool { return r.ToolCallID == ref.ToolCallID })
-			if i < 0 {
-				th.ToolCalls = append(th.ToolCalls, ref)
-			} else {
-				th.ToolCalls[i] = ref
-			}
-		}
+		learnTask(m.tr, &rec.ContextID, &rec.TaskID, &rec.TaskState, &rec.TaskArtifacts)
+		mergeToolCalls(th, m.tr.ToolCalls())
 	}
 	th.Interrupts = t.tm.Interrupts()
 	if t.d.plan.resume != nil {
