@@ -97,7 +97,7 @@ func isStateEvent(e agui.Event) bool {
 // of it; the thread stays usable for the next run.
 func (d *driver) refuseEvent(code, message string) {
 	d.log.Warn("agent broke a run limit", "code", code, "detail", message)
-	if d.team == nil && d.agent != nil {
+	if d.agent != nil { // a team's members cancel their own (team.go)
 		d.cancelTask()
 	}
 	d.emit(d.tr.Fail(code, message))
