@@ -2,8 +2,8 @@
 # everything: static checks, the Go tests with the race detector (unit,
 # golden, end-to-end against real a2asrv agents, fuzz seed corpora) and the
 # conformance suite (the real @ag-ui/client generations from npm against the
-# bridge, with Go and @a2a-js/sdk agents behind it), then the browser tests
-# (the web console and the React example in headless Chromium).
+# bridge, with Go, @a2a-js/sdk, ADK JS and Mastra agents behind it), then the browser tests
+# (the web console and the CopilotKit app in headless Chromium).
 
 GO          ?= go
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -57,9 +57,13 @@ loadtest:
 	@echo "== load tests (1,000 concurrent WebSocket runs)"
 	$(GO) test -count=1 -run 'TestThousand' ./cmd/bridge/
 
+# The framework agents (Google ADK for JS, Mastra) have their own pinned
+# package in conformance/frameworks: their dependency trees are large and
+# must not move the suite's own pins.
 conformance-deps:
 	@command -v node >/dev/null || { echo "node (>= 20) is required for the conformance suite"; exit 1; }
 	cd conformance && npm ci --no-audit --no-fund
+	cd conformance/frameworks && npm ci --no-audit --no-fund
 
 conformance: conformance-deps
 	@echo "== conformance harness self-test (its verdicts on canned good and bad streams)"
@@ -68,9 +72,10 @@ conformance: conformance-deps
 	node conformance/run.mjs
 
 # Debian's Chromium (Playwright's own browser downloads are not available
-# everywhere this runs) and the pinned npm packages of the browser tests and
-# the React example. A machine where apt cannot install Chromium skips the
-# browser tests with a SKIPPED line instead of failing.
+# everywhere this runs), the pinned npm packages of the browser tests and of
+# the CopilotKit app (examples/copilotkit), and the app built with Vite. A
+# machine where apt cannot install Chromium skips the browser tests with a
+# SKIPPED line instead of failing.
 browsertest-deps:
 	@if [ ! -x "$(CHROMIUM)" ]; then \
 		echo "== installing Debian's chromium (apt-get)"; \
@@ -81,15 +86,15 @@ browsertest-deps:
 	fi
 	@command -v node >/dev/null || { echo "node (>= 20) is required for the browser tests"; exit 1; }
 	@if [ -x "$(CHROMIUM)" ]; then \
-		cd console/e2e && npm ci --no-audit --no-fund && cd ../../examples/copilotkit && npm ci --no-audit --no-fund; \
+		cd console/e2e && npm ci --no-audit --no-fund && cd ../../examples/copilotkit && npm ci --no-audit --no-fund && npm run build --silent -- --logLevel warn; \
 	fi
 
 browsertest: browsertest-deps
-	@echo "== the console's JavaScript units (JSON Patch, the event fold)"
+	@echo "== the console's JavaScript units (JSON Patch, the event fold) and the CopilotKit runtime's start-up errors"
 	node --test --test-reporter=spec console/e2e/unit/
-	@echo "== browser tests (the console and the React example in headless Chromium)"
+	@echo "== browser tests (the console and the CopilotKit app in headless Chromium)"
 	@if [ -x "$(CHROMIUM)" ]; then \
-		CHROMIUM="$(CHROMIUM)" node console/e2e/run.mjs; \
+		CHROMIUM="$(CHROMIUM)" node console/e2e/run.mjs --no-app-build; \
 	else \
 		echo "SKIPPED: browser tests: no Chromium at $(CHROMIUM) and apt-get could not install it"; \
 	fi

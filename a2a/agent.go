@@ -273,6 +273,15 @@ func (a *Agent) Binding() Binding { return a.binding }
 // its single result.
 func (a *Agent) Streaming() bool { return a.card.Capabilities.Streaming }
 
+// ReportsInStoredTask reports an agent whose streams leave out what its run
+// did, which only the stored task holds: Mastra (card provider "Mastra")
+// reports a task's tool calls and their results in the task's
+// metadata.execution, read with GetTask, and in no stream event.
+func (a *Agent) ReportsInStoredTask() bool {
+	p := a.card.Provider
+	return p != nil && strings.EqualFold(strings.TrimSpace(p.Org), "Mastra")
+}
+
 // DeclaresExtension reports whether the card lists the A2A extension uri
 // (capabilities.extensions), so a client may activate it with the
 // A2A-Extensions header.

@@ -49,7 +49,8 @@ const (
 	CodeAgentRejected            = "a2a_rejected"
 	CodeCancelled                = "cancelled"
 	CodeTeamFailed               = "team_failed"
-	CodeAgentTimeout             = "a2a_timeout" // a run past its run or idle timeout; a2a.Classify's for a call's deadline
+	CodeTooManyStreams           = "too_many_streams" // a WebSocket run or subscription over its caps
+	CodeAgentTimeout             = "a2a_timeout"      // a run past its run or idle timeout; a2a.Classify's for a call's deadline
 )
 
 // codeStatus is the HTTP status of each code answered before a stream.

@@ -11,32 +11,34 @@ import (
 // Defaults. A key that is absent from the file (or null) takes these values;
 // [Config.ApplyDefaults] uses them for zero-valued fields of a Config built in code.
 const (
-	DefaultListen            = "127.0.0.1:8080"
-	DefaultStoreKind         = StoreEmbedded
-	DefaultStorePath         = "./data/bridge.db"
-	DefaultStoreLease        = Duration(15 * time.Second)
-	DefaultMaxBodyBytes      = 1 << 20 // 1 MiB
-	DefaultMaxInlineBytes    = 1 << 20 // 1 MiB
-	DefaultStateKey          = "a2a"
-	DefaultReadHeaderTimeout = Duration(10 * time.Second)
-	DefaultIdleTimeout       = Duration(120 * time.Second)
-	DefaultKeepAlive         = Duration(15 * time.Second)
-	DefaultShutdownGrace     = Duration(10 * time.Second)
-	DefaultClientQueue       = 32
-	DefaultSlowClientTimeout = Duration(10 * time.Second)
-	DefaultWSPingInterval    = Duration(30 * time.Second)
-	DefaultWSReadLimit       = 1<<20 + 4<<10 // a 1 MiB RunAgentInput in a run frame
-	DefaultRunTimeout        = Duration(10 * time.Minute)
-	DefaultIdleRunTimeout    = Duration(2 * time.Minute)
-	DefaultRequestTimeout    = Duration(30 * time.Second)
-	DefaultPollInitial       = Duration(250 * time.Millisecond)
-	DefaultPollMax           = Duration(5 * time.Second)
-	DefaultStatusText        = StatusTextMessage
-	DefaultLogFormat         = LogText
-	DefaultLogLevel          = LogInfo
-	DefaultTracingExporter   = TracingNone
-	DefaultSampleRatio       = 1.0
-	DefaultMaxCardBytes      = 1 << 20
+	DefaultListen             = "127.0.0.1:8080"
+	DefaultStoreKind          = StoreEmbedded
+	DefaultStorePath          = "./data/bridge.db"
+	DefaultStoreLease         = Duration(15 * time.Second)
+	DefaultMaxBodyBytes       = 1 << 20 // 1 MiB
+	DefaultMaxInlineBytes     = 1 << 20 // 1 MiB
+	DefaultStateKey           = "a2a"
+	DefaultReadHeaderTimeout  = Duration(10 * time.Second)
+	DefaultIdleTimeout        = Duration(120 * time.Second)
+	DefaultKeepAlive          = Duration(15 * time.Second)
+	DefaultShutdownGrace      = Duration(10 * time.Second)
+	DefaultClientQueue        = 32
+	DefaultSlowClientTimeout  = Duration(10 * time.Second)
+	DefaultWSPingInterval     = Duration(30 * time.Second)
+	DefaultWSReadLimit        = 1<<20 + 4<<10 // a 1 MiB RunAgentInput in a run frame
+	DefaultWSMaxStreams       = 32
+	DefaultWSPrincipalStreams = 256
+	DefaultRunTimeout         = Duration(10 * time.Minute)
+	DefaultIdleRunTimeout     = Duration(2 * time.Minute)
+	DefaultRequestTimeout     = Duration(30 * time.Second)
+	DefaultPollInitial        = Duration(250 * time.Millisecond)
+	DefaultPollMax            = Duration(5 * time.Second)
+	DefaultStatusText         = StatusTextAuto
+	DefaultLogFormat          = LogText
+	DefaultLogLevel           = LogInfo
+	DefaultTracingExporter    = TracingNone
+	DefaultSampleRatio        = 1.0
+	DefaultMaxCardBytes       = 1 << 20
 )
 
 // Log formats (Log.Format) and levels (Log.Level).
@@ -65,6 +67,7 @@ const (
 
 // Status-text policies (Agent.StatusText).
 const (
+	StatusTextAuto      = "auto"
 	StatusTextMessage   = "message"
 	StatusTextActivity  = "activity"
 	StatusTextReasoning = "reasoning"
@@ -261,6 +264,14 @@ type Server struct {
 	// bytes; a larger one closes the connection with 1009. Default 1052672
 	// (1 MiB + 4 KiB: a run frame wraps a RunAgentInput). Must be > 0.
 	WSReadLimit int64 `yaml:"wsReadLimit"`
+
+	// WSMaxStreams bounds the runs and subscriptions one WebSocket
+	// connection carries at once; WSMaxStreamsPerPrincipal those of one
+	// principal over all its connections. A run or subscribe frame above
+	// either is answered RUN_ERROR too_many_streams. Defaults 32 and 256.
+	// Must be > 0.
+	WSMaxStreams             int `yaml:"wsMaxStreams"`
+	WSMaxStreamsPerPrincipal int `yaml:"wsMaxStreamsPerPrincipal"`
 }
 
 // Agent is one remote A2A agent.
@@ -298,9 +309,11 @@ type Agent struct {
 	Poll Poll `yaml:"poll"`
 
 	// StatusText says where the text of A2A status-update messages goes:
-	// "message" (default: assistant text, since many agents answer only there),
-	// "activity", "reasoning" or "none". The answer appears exactly once whatever
-	// the policy.
+	// "auto" (default: assistant text when the agent answers there — more
+	// status text follows, or the task completes with nothing else — and
+	// progress beside the answer when an artifact answers or the task asks),
+	// "message" (always assistant text), "activity", "reasoning" or "none".
+	// The answer appears exactly once whatever the policy.
 	StatusText string `yaml:"statusText"`
 
 	// InterruptTTL is how long a pending interrupt (input or auth required)
@@ -411,16 +424,18 @@ func Default() *Config {
 		Listen: DefaultListen,
 		Store:  Store{Kind: DefaultStoreKind, Path: DefaultStorePath, Lease: DefaultStoreLease},
 		Server: Server{
-			MaxBodyBytes:      DefaultMaxBodyBytes,
-			MaxInlineBytes:    DefaultMaxInlineBytes,
-			ReadHeaderTimeout: DefaultReadHeaderTimeout,
-			IdleTimeout:       DefaultIdleTimeout,
-			KeepAlive:         DefaultKeepAlive,
-			ShutdownGrace:     DefaultShutdownGrace,
-			ClientQueue:       DefaultClientQueue,
-			SlowClientTimeout: DefaultSlowClientTimeout,
-			WSPingInterval:    DefaultWSPingInterval,
-			WSReadLimit:       DefaultWSReadLimit,
+			MaxBodyBytes:             DefaultMaxBodyBytes,
+			MaxInlineBytes:           DefaultMaxInlineBytes,
+			ReadHeaderTimeout:        DefaultReadHeaderTimeout,
+			IdleTimeout:              DefaultIdleTimeout,
+			KeepAlive:                DefaultKeepAlive,
+			ShutdownGrace:            DefaultShutdownGrace,
+			ClientQueue:              DefaultClientQueue,
+			SlowClientTimeout:        DefaultSlowClientTimeout,
+			WSPingInterval:           DefaultWSPingInterval,
+			WSReadLimit:              DefaultWSReadLimit,
+			WSMaxStreams:             DefaultWSMaxStreams,
+			WSMaxStreamsPerPrincipal: DefaultWSPrincipalStreams,
 		},
 		Log:     Log{Format: DefaultLogFormat, Level: DefaultLogLevel},
 		Tracing: Tracing{Exporter: DefaultTracingExporter, SampleRatio: DefaultSampleRatio},
@@ -478,6 +493,12 @@ func (c *Config) ApplyDefaults() {
 	}
 	if c.Server.WSReadLimit == 0 {
 		c.Server.WSReadLimit = d.Server.WSReadLimit
+	}
+	if c.Server.WSMaxStreams == 0 {
+		c.Server.WSMaxStreams = d.Server.WSMaxStreams
+	}
+	if c.Server.WSMaxStreamsPerPrincipal == 0 {
+		c.Server.WSMaxStreamsPerPrincipal = d.Server.WSMaxStreamsPerPrincipal
 	}
 	for i := range c.Agents {
 		c.Agents[i].applyDefaults()

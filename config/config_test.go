@@ -125,7 +125,7 @@ func TestDefaultValues(t *testing.T) {
 		"timeouts.request":         30 * time.Second,
 		"poll.initial":             250 * time.Millisecond,
 		"poll.max":                 5 * time.Second,
-		"statusText":               "message",
+		"statusText":               "auto",
 		"interruptTTL":             time.Duration(0),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -226,6 +226,12 @@ func (s *Server) validate(ps *problems) {
 	if s.WSReadLimit <= 0 {
 		ps.add("server.wsReadLimit", "must be > 0 (got %d)", s.WSReadLimit)
 	}
+	if s.WSMaxStreams <= 0 {
+		ps.add("server.wsMaxStreams", "must be > 0 (got %d)", s.WSMaxStreams)
+	}
+	if s.WSMaxStreamsPerPrincipal <= 0 {
+		ps.add("server.wsMaxStreamsPerPrincipal", "must be > 0 (got %d)", s.WSMaxStreamsPerPrincipal)
+	}
 	for i, o := range s.CORSOrigins {
 		if o == "*" {
 			continue
@@ -320,9 +326,9 @@ func (a *Agent) validate(ps *problems, path string) {
 		ps.add(path+".stateKey", "must not be empty")
 	}
 	switch a.StatusText {
-	case StatusTextMessage, StatusTextActivity, StatusTextReasoning, StatusTextNone:
+	case StatusTextAuto, StatusTextMessage, StatusTextActivity, StatusTextReasoning, StatusTextNone:
 	default:
-		ps.add(path+".statusText", "must be one of message, activity, reasoning, none (got %q)", a.StatusText)
+		ps.add(path+".statusText", "must be one of auto, message, activity, reasoning, none (got %q)", a.StatusText)
 	}
 	if a.InterruptTTL < 0 {
 		ps.add(path+".interruptTTL", "must not be negative (got %s; 0 means never expire)", a.InterruptTTL)

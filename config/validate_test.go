@@ -171,7 +171,7 @@ func TestValidate(t *testing.T) {
 		}},
 		{"poll initial above max", func(c *Config) { c.Agents[0].Poll = Poll{Initial: Duration(time.Minute), Max: Duration(time.Second)} },
 			[]want{{"agents[0].poll.initial", "must not exceed poll.max (1m0s > 1s)"}}},
-		{"statusText", func(c *Config) { c.Agents[0].StatusText = "loud" }, []want{{"agents[0].statusText", "must be one of message, activity, reasoning, none"}}},
+		{"statusText", func(c *Config) { c.Agents[0].StatusText = "loud" }, []want{{"agents[0].statusText", "must be one of auto, message, activity, reasoning, none"}}},
 		{"statusText empty", func(c *Config) { c.Agents[0].StatusText = "" }, []want{{"agents[0].statusText", "must be one of"}}},
 		{"statusText policies", func(c *Config) {
 			c.Agents[0].StatusText = StatusTextActivity

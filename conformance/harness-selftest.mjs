@@ -319,6 +319,62 @@ const resumeTeam = {
   resume: { payloads: { alpha: { city: 'Lisbon' }, beta: { ok: true } }, answers: { alpha: 'Alpha: Lisbon.', beta: 'Beta: done.' } },
 };
 
+// Issue 17: one tool-call card per call, server-executed calls, progress
+// notes kept out of the answer, a streamed answer, a second turn.
+const callEvents = (id, name = 'book_flight', meta) => [
+  { type: 'TOOL_CALL_START', toolCallId: id, toolCallName: name, ...(meta && { metadata: meta }) },
+  { type: 'TOOL_CALL_ARGS', toolCallId: id, delta: JSON.stringify(BOOK_ARGS) },
+  { type: 'TOOL_CALL_END', toolCallId: id },
+];
+const SERVER = { 'ag-ui:tool-execution': 'server' };
+const serverTool = ({ meta = SERVER, result = true } = {}) => (b) => [
+  start(b),
+  ...callEvents('st-1', 'book_flight', meta),
+  ...(result ? [toolResult('st-1')] : []),
+  ...text('m-s', 'Booked it.'),
+  finish(b),
+];
+const serverToolExpect = { answer: 'Booked it.', serverTools: [{ name: 'book_flight', args: BOOK_ARGS, result: 'ABC123' }] };
+const snapshotWith = (toolCalls) => ({
+  type: 'MESSAGES_SNAPSHOT',
+  messages: [
+    { id: 'u-1', role: 'user', content: 'hello' },
+    { id: 'm-p', role: 'assistant', content: 'Book LH123?', toolCalls },
+  ],
+});
+const call = (id) => ({ id, type: 'function', function: { name: 'book_flight', arguments: JSON.stringify(BOOK_ARGS) } });
+/** Answers "Second." only when the thread already holds the first turn's answer. */
+const secondTurn = (b) => {
+  const users = b.messages.filter((m) => m.role === 'user').length;
+  return [start(b), ...text(`m-${b.runId}`, users > 1 ? 'Second.' : 'First.'), finish(b)];
+};
+
+/**
+ * viewFake is a bridge-like agent named "fake" that also serves the thread
+ * view (GET threads/<id>): a server-executed call and its result, with the
+ * view holding the result `results` times.
+ */
+const viewFake = (results) => async (req, res, sub, query, body) => {
+  const m = /^threads\/([^/]+)$/.exec(sub);
+  if (req.method === 'GET' && m) {
+    const result = { id: 'tr-st-1', role: 'tool', toolCallId: 'st-1', content: '{"confirmation":"ABC123"}' };
+    const messages = [
+      { id: 'u-1', role: 'user', content: 'hello' },
+      { id: 'm-c', role: 'assistant', content: '', toolCalls: [call('st-1')] },
+      ...Array.from({ length: results }, (_, i) => ({ ...result, id: `tr-st-1-${i}` })),
+      { id: 'm-s', role: 'assistant', content: 'Booked it.' },
+    ];
+    return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ agent: 'fake', threadId: decodeURIComponent(m[1]), messages }));
+  }
+  if (sub !== '') return res.writeHead(404).end();
+  const b = JSON.parse(body);
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const events = serverTool()(b);
+  events.splice(1, 0, snap({ a2a: { agent: 'fake' } }));
+  for (const e of events) res.write(`data: ${JSON.stringify(e)}\n\n`);
+  res.end();
+};
+
 /** name → (body) => events; `want` = expected ok per client version. */
 const cases = {
   answer: {
@@ -732,6 +788,83 @@ const cases = {
     scenario: teamScenario({ ...resumeTeam, resume: { ...resumeTeam.resume, payloads: { alpha: { ok: true }, beta: { city: 'Lisbon' } } } }),
     want: INTERRUPT_FAILS,
   },
+  'tool-call-card-twice': {
+    // ADK's long-running call, as today's bridge shows it: the same call streamed twice
+    stream: (b) => {
+      const ev = propose(b);
+      const at = ev.findIndex((e) => e.type === 'TOOL_CALL_END') + 1;
+      return [...ev.slice(0, at), ...callEvents('tc-1'), ...ev.slice(at)];
+    },
+    scenario: { expect: toolExpect },
+    want: ALL(false),
+  },
+  'snapshot-tool-call-twice': {
+    stream: (b) => {
+      const ev = propose(b);
+      return [...ev.slice(0, -1), snapshotWith([call('tc-1'), call('tc-1')]), ev.at(-1)];
+    },
+    scenario: { expect: toolExpect },
+    want: ALL(false),
+  },
+  'snapshot-tool-call-once': {
+    stream: (b) => {
+      const ev = propose(b);
+      return [...ev.slice(0, -1), snapshotWith([call('tc-1')]), ev.at(-1)];
+    },
+    scenario: { expect: toolExpect },
+    want: ALL(true),
+  },
+  'server-tool': { stream: serverTool(), scenario: { expect: serverToolExpect }, want: ALL(true) },
+  'server-tool-unmarked': { stream: serverTool({ meta: null }), scenario: { expect: serverToolExpect }, want: ALL(false) },
+  'server-tool-no-result': { stream: serverTool({ result: false }), scenario: { expect: serverToolExpect }, want: ALL(false) },
+  'server-tool-missing': {
+    stream: (b) => [start(b), ...text('m-s', 'Booked it.'), finish(b)],
+    scenario: { expect: serverToolExpect },
+    want: ALL(false),
+  },
+  'progress-note-shown': {
+    stream: (b) => [start(b), ...text('m-g', 'Generating response...'), ...text('m-a', 'It is ', '22 degrees.'), finish(b)],
+    scenario: { expect: { answer: 'It is 22 degrees.', never: ['Generating response...'] } },
+    want: ALL(false),
+  },
+  'progress-note-in-interrupt': {
+    stream: (b) => [start(b), finish(b, { outcome: { type: 'interrupt', interrupts: [{ id: 'int-1', reason: 'input_required', message: 'Generating response...\nWhich city?' }] } })],
+    scenario: { expect: { interrupt: true, never: ['Generating response...'] } },
+    want: { '1.0.0': false, '0.0.59': false, '0.0.36': true },
+  },
+  'answer-streamed': {
+    stream: (b) => [start(b), ...text('m-1', 'It is ', '22 degrees.'), finish(b)],
+    scenario: { expect: { answer: 'It is 22 degrees.', streamed: true } },
+    want: ALL(true),
+  },
+  'answer-not-streamed': {
+    stream: (b) => [start(b), ...text('m-1', 'It is 22 degrees.'), finish(b)],
+    scenario: { expect: { answer: 'It is 22 degrees.', streamed: true } },
+    want: ALL(false),
+  },
+  'follow-up': {
+    stream: secondTurn,
+    scenario: { expect: { answer: 'First.' }, followUp: { text: 'again', answer: 'Second.' } },
+    want: ALL(true),
+  },
+  'follow-up-forgot': {
+    stream: (b) => [start(b), ...text(`m-${b.runId}`, 'First.'), finish(b)],
+    scenario: { expect: { answer: 'First.' }, followUp: { text: 'again', answer: 'Second.' } },
+    want: ALL(false),
+  },
+  'tool-approve-copilotkit': {
+    // the client's tool message beside the resume stands as the result: the run reports none
+    stream: approval((b) => (b.messages.some((m) => m.role === 'tool' && m.toolCallId === 'tc-1') ? text(`m-${b.runId}`, 'Booked.') : booked(b, true))),
+    scenario: { expect: toolExpect, resume: { ...approve, toolMessage: true } },
+    want: INTERRUPT_ONLY,
+  },
+  'tool-approve-copilotkit-result-too': {
+    stream: approval(booked),
+    scenario: { expect: toolExpect, resume: { ...approve, toolMessage: true } },
+    want: INTERRUPT_FAILS,
+  },
+  'thread-view-one-result': { serve: viewFake(1), scenario: { agent: 'fake', expect: serverToolExpect }, want: ALL(true) },
+  'thread-view-two-results': { serve: viewFake(2), scenario: { agent: 'fake', expect: serverToolExpect }, want: ALL(false) },
   'http-500': {
     status: 500,
     stream: () => [],

@@ -63,6 +63,7 @@ for (const s of scenarios) {
 const say = (line) => process.stdout.write(line + '\n');
 const logs = {
   js: path.join(work, 'js-agents.log'),
+  frameworks: path.join(work, 'framework-agents.log'),
   go: path.join(work, 'demo-agents.log'),
   bridge: path.join(work, 'bridge.log'),
 };
@@ -80,6 +81,7 @@ function bridgeConfig(port, agents, teams) {
   ];
   for (const a of agents) {
     lines.push(`  - name: ${yamlString(a.name)}`, `    url: ${yamlString(a.url)}`);
+    if (a.card) lines.push(`    card: ${yamlString(a.card)}`);
     if (a.transports) lines.push(`    transports: [${a.transports.map(yamlString).join(', ')}]`);
   }
   if (teams.length > 0) lines.push('teams:');
@@ -108,6 +110,16 @@ async function setup() {
   });
   const jsReady = firstJSONLine(js, 30_000, 'JS agents (agents/serve.mjs)');
   jsReady.catch(() => {}); // awaited below; avoid an unhandled rejection while Go builds
+
+  // The ADK JS and Mastra agents: their own package (frameworks/package.json),
+  // their own process, started the same way.
+  const fw = start(process.execPath, [path.join(here, 'frameworks', 'serve.mjs'), '--exit-on-stdin-close'], {
+    cwd: path.join(here, 'frameworks'),
+    logFile: logs.frameworks,
+    captureStdout: true,
+  });
+  const fwReady = firstJSONLine(fw, 60_000, 'framework agents (frameworks/serve.mjs)');
+  fwReady.catch(() => {});
 
   const bridgeBin = path.join(work, 'bridge');
   const demoBin = path.join(work, 'demo-agents');
@@ -140,10 +152,21 @@ async function setup() {
     say(missing.js);
   }
 
+  let fwAgents = {};
+  try {
+    const ann = await fwReady;
+    fw.stdout.resume();
+    if (!ann?.agents || typeof ann.agents !== 'object') throw new Error(`unexpected announcement ${JSON.stringify(ann)}`);
+    fwAgents = ann.agents;
+  } catch (err) {
+    missing.frameworks = `framework agents unavailable: ${err.message} (log: ${rel(logs.frameworks)}; did npm ci --prefix conformance/frameworks run?)`;
+    say(missing.frameworks);
+  }
+
   if (build) await run('go', ['build', '-o', bridgeBin, './cmd/bridge'], { cwd: root });
   const port = await freePort();
   const configFile = path.join(work, 'bridge.yaml');
-  const agents = bridgeAgents(goAgents, jsAgents);
+  const agents = bridgeAgents(goAgents, jsAgents, fwAgents);
   if (agents.length === 0) throw new Error(Object.values(missing).join('; '));
   const teams = bridgeTeams(goTeams, agents);
   fs.writeFileSync(configFile, bridgeConfig(port, agents, teams));

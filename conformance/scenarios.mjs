@@ -23,7 +23,9 @@
 //                                  exactly once. toolResult true: no TOOL_CALL_START/ARGS/END
 //                                  again and exactly one TOOL_CALL_RESULT on the interrupted
 //                                  toolCallId (containing `resultContains`); false (a denial):
-//                                  no TOOL_CALL_RESULT at all.
+//                                  no TOOL_CALL_RESULT at all. toolMessage true: the client also
+//                                  adds {role: tool, toolCallId, content: payload JSON} (CopilotKit),
+//                                  which must stand as the call's one result (no TOOL_CALL_RESULT).
 //   authorize: {agent, when}       a sign-in out of band: the harness POSTs
 //                                  <agent's base URL>authorize?task=<metadata.a2a.taskId> (the
 //                                  runner resolves the Go agent's URL from the demo agents'
@@ -42,6 +44,12 @@
 // initialState: {...}              the HttpAgent's initialState (sent as RunAgentInput.state).
 // tools: [...]                     RunAgentInput.tools of every run (runAgent({tools})).
 // expect may also hold             (any expectation)
+//   serverTools: [{name, args,     calls the agent ran itself: each exactly one TOOL_CALL_START
+//     result}]                     (marked ag-ui:tool-execution server), ARGS, END, one
+//                                  TOOL_CALL_RESULT containing `result`, one tool message
+//   streamed: true                 the answer came in at least two TEXT_MESSAGE_CONTENT deltas
+//   never: ["…"]                   texts never shown in assistant messages or interrupt messages
+//                                  (every run of the row)
 //   state: pattern                 the client's final state matches (lib/harness.mjs matchJSON:
 //                                  exact keys, optional()/anyString placeholders); the first
 //                                  state event is STATE_SNAPSHOT and deltas stay under /a2a
@@ -61,6 +69,9 @@
 //                                  toolResults?: {member: resultContains}} answers every interrupt
 //                                  in one run (1.0.0/0.0.59). Attribution rules: lib/teams.mjs.
 // forwardedProps: {...}            runAgent({forwardedProps}) of the first run (team rows).
+// followUp: {text, answer}         a second turn on the same thread: run 2 (user says `text`)
+//                                  must answer `answer` exactly once.
+// Every run of every row also gets one tool-call card per call (lib/harness.mjs toolCardProblems).
 // frontendTool: {tool, args,       a frontend tool round trip: run 1 (with `tools`) ends with
 //   result, answer, state?}        one pending call of `tool` with `args` (1.0.0: in
 //                                  outcome.pendingToolCallIds); then a tool message with
@@ -85,6 +96,7 @@ import {
   jsCitySchema,
   jsStreamerAnswer,
 } from './agents/texts.mjs';
+import { frameworkAgents, frameworkScenarios } from './frameworks/scenarios.mjs';
 import { AUTH_REASON, anyString, dataURL, match, optional } from './lib/harness.mjs';
 
 // Mirrors of examples/agents/executors.go.
@@ -413,6 +425,9 @@ export const scenarios = [
     resume: { payload: { city: 'Paris' }, answer: jsAskerAnswer('Paris') },
     clients: INTERRUPT_CLIENTS,
   },
+
+  // Agents built with Google ADK for JS and Mastra (issue 17): frameworks/scenarios.mjs.
+  ...frameworkScenarios,
 ];
 
 /**
@@ -437,11 +452,12 @@ function quietApproval(prefix, agent, expect, args, bookedAnswer, denied) {
 }
 
 /**
- * bridgeAgents lists the bridge config's agents from the two agent
- * processes' announcements: every Go agent under its own name plus the
- * streamer pinned to each binding, and every JS agent under its own name.
+ * bridgeAgents lists the bridge config's agents from the agent processes'
+ * announcements: every Go agent under its own name plus the streamer pinned
+ * to each binding, every JS agent under its own name, and the framework
+ * agents (frameworks/scenarios.mjs frameworkAgents).
  */
-export function bridgeAgents(goAgents, jsAgents) {
+export function bridgeAgents(goAgents, jsAgents, fwAgents = {}) {
   const list = [];
   for (const [name, a] of Object.entries(goAgents)) list.push({ name, url: a.url });
   const s = goAgents.streamer;
@@ -455,6 +471,7 @@ export function bridgeAgents(goAgents, jsAgents) {
   }
   // Nothing listens on the discard port: a member that is down (team panel).
   if (s) list.push({ name: 'offline', url: 'http://127.0.0.1:9/' });
+  list.push(...frameworkAgents(fwAgents));
   return list;
 }
 

@@ -75,9 +75,31 @@ type PendingInterrupt struct {
 	ContextID string       `json:"contextId"`
 	State     string       `json:"state"`
 	ToolCall  *ToolCallRef `json:"toolCall,omitempty"`
+	// AnswerAs says how a tool call's answer travels to the agent.
+	AnswerAs AnswerAs `json:"answerAs,omitempty"`
 	// Member is the team member whose task raised it ("" for an agent's
 	// own run): a team's resume routes the answer there.
 	Member string `json:"member,omitempty"`
+}
+
+// proposal is a tool call the agent waits to have approved or answered.
+type proposal struct {
+	call     ToolCallRef
+	schema   map[string]any
+	question string         // the interrupt's message, when the call has its own
+	meta     map[string]any // more interrupt metadata
+	answer   AnswerAs
+}
+
+// appendProposal adds p unless the same call is proposed already (an agent
+// may list it twice).
+func appendProposal(list []proposal, p proposal) []proposal {
+	for _, q := range list {
+		if q.call.ToolCallID == p.call.ToolCallID {
+			return list
+		}
+	}
+	return append(list, p)
 }
 
 // functionCall decodes a data part in ADK's function_call or
@@ -117,6 +139,12 @@ func (t *Translator) toolCall(out []agui.Event, callID, name string, args json.R
 	}
 	ref := ToolCallRef{CallID: callID, Name: name, Args: args,
 		ToolCallID: ToolCallID(t.opt.ThreadID, string(t.taskID), callID)}
+	if known, ok := t.toolCalls[callID]; ok && known.ToolCallID == ref.ToolCallID {
+		// The same call again: ADK sends a long-running call as an
+		// artifact and again in its INPUT_REQUIRED message, and a task
+		// snapshot may repeat it. One call, one card.
+		return out, known
+	}
 	parent := ""
 	if t.open != nil {
 		parent = t.open.messageID
@@ -179,6 +207,14 @@ func (t *Translator) report(out []agui.Event, callID string, response any) []agu
 	content, err := json.Marshal(response)
 	if err != nil {
 		content = []byte(`null`)
+	}
+	if msgID := t.opt.ClientResults[ref.ToolCallID]; msgID != "" {
+		// The client holds a tool message for the call already: the
+		// result becomes its content, in place. A member's snapshot is
+		// made the run's by its Team (Team.Pass).
+		t.runMessages = append(t.runMessages, &runMessage{msg: agui.Message{ID: msgID, Role: agui.RoleTool,
+			ToolCallID: ref.ToolCallID, Content: agui.TextContent(string(content))}})
+		return t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
 	}
 	msgID := t.id("tool-result", ref.ToolCallID)
 	out = t.emit(out, &agui.ToolCallResult{Base: agui.Base{Metadata: map[string]any{ToolExecutionKey: "server"}},
@@ -272,22 +308,40 @@ func (t *Translator) Messages() []agui.Message {
 }
 
 // Conversation is the thread's messages after this run: the client's own
-// (with its ids, activity excluded) followed by the run's.
+// (with its ids, activity excluded) followed by the run's. A run message
+// with the id of one of the client's (a tool result in the client's own
+// tool message, Options.ClientResults) takes its place.
 func (t *Translator) Conversation() []agui.Message {
-	var out []agui.Message
+	var client []agui.Message
 	if t.opt.Input != nil {
-		for _, m := range t.opt.Input.Messages {
-			if m.Role != agui.RoleActivity {
-				out = append(out, m)
-			}
+		client = t.opt.Input.Messages
+	}
+	return conversation(client, t.Messages())
+}
+
+// conversation joins the client's messages (activity left out) and a run's:
+// a run message replaces the client's message of the same id in place, the
+// others follow in order.
+func conversation(client, run []agui.Message) []agui.Message {
+	byID := make(map[string]int, len(run))
+	for i, m := range run {
+		byID[m.ID] = i
+	}
+	used := make(map[string]bool, len(client))
+	out := make([]agui.Message, 0, len(client)+len(run))
+	for _, m := range client {
+		if m.Role == agui.RoleActivity {
+			continue
 		}
+		if i, ok := byID[m.ID]; ok {
+			m = run[i]
+		}
+		used[m.ID] = true
+		out = append(out, m)
 	}
-	seen := make(map[string]bool, len(out))
-	for _, m := range out {
-		seen[m.ID] = true
-	}
-	for _, m := range t.Messages() {
-		if !seen[m.ID] {
+	for _, m := range run {
+		if !used[m.ID] {
+			used[m.ID] = true
 			out = append(out, m)
 		}
 	}
@@ -326,6 +380,16 @@ func (t *Translator) frontendToolCall(out []agui.Event, callID, name string, arg
 	}
 	ref := ToolCallRef{CallID: callID, Name: name, Args: args,
 		ToolCallID: ToolCallID(t.opt.ThreadID, string(t.taskID), callID), Frontend: true}
+	if slices.ContainsFunc(t.frontendCalls, func(r ToolCallRef) bool { return r.ToolCallID == ref.ToolCallID }) {
+		return out // the same call again (see toolCall)
+	}
+	if known, ok := t.toolCalls[callID]; ok && known.ToolCallID == ref.ToolCallID {
+		// Shown already (from an artifact, before the agent asked the
+		// client to run it): the client runs it now; one card.
+		delete(t.toolCalls, callID)
+		t.frontendCalls = append(t.frontendCalls, ref)
+		return out
+	}
 	parent := t.lastMessage
 	if t.open != nil {
 		parent = t.open.messageID
@@ -369,7 +433,7 @@ func (t *Translator) isFrontendTool(name string) bool {
 func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.Message) []agui.Event {
 	out = t.statusText(out, msg, statusQuestion)
 	var schema map[string]any
-	var proposals []ToolCallRef
+	var proposals []proposal
 	var authDetails []any
 	if msg != nil {
 		for _, p := range msg.Parts {
@@ -390,7 +454,17 @@ func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.M
 			if kind, id, name, args, _ := functionCall(p); kind == adkFunctionCall && state == a2a.TaskStateInputRequired {
 				var ref ToolCallRef
 				out, ref = t.toolCall(out, id, name, args)
-				proposals = append(proposals, ref)
+				proposals = appendProposal(proposals, proposal{call: ref, schema: ApprovalSchema()})
+				continue
+			}
+			if sp, ok := mastraSuspension(p); ok && state == a2a.TaskStateInputRequired {
+				var ref ToolCallRef
+				out, ref = t.toolCall(out, sp.callID, sp.name, sp.args)
+				pr := proposal{call: ref, schema: sp.schema, question: sp.question(), answer: AnswerResumeData}
+				if sp.payload != nil {
+					pr.meta = map[string]any{"suspendPayload": sp.payload}
+				}
+				proposals = appendProposal(proposals, pr)
 				continue
 			}
 			if state == a2a.TaskStateAuthRequired {
@@ -425,7 +499,7 @@ func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.M
 	if t.opt.InterruptTTL > 0 && t.opt.Now != nil {
 		expires = time.UnixMilli(t.opt.Now()).Add(t.opt.InterruptTTL).UTC()
 	}
-	add := func(in agui.Interrupt, ref *ToolCallRef) {
+	add := func(in agui.Interrupt, ref *ToolCallRef, answer AnswerAs) {
 		if !expires.IsZero() && t.opt.V1 {
 			in.ExpiresAt = expires.Format(time.RFC3339Nano)
 		}
@@ -438,7 +512,7 @@ func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.M
 			}
 		}
 		t.pending = append(t.pending, PendingInterrupt{Interrupt: in, ExpiresAt: expires, TaskID: string(t.taskID),
-			ContextID: t.contextID, State: string(state), ToolCall: ref})
+			ContextID: t.contextID, State: string(state), ToolCall: ref, AnswerAs: answer})
 	}
 	if len(proposals) == 0 && len(t.frontendCalls) > 0 {
 		// The agent waits for the client's own tools: the run ends with the
@@ -456,16 +530,24 @@ func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.M
 	}
 	switch {
 	case len(proposals) > 0:
-		for i := range proposals {
-			ref := proposals[i]
+		for _, pr := range proposals {
+			ref := pr.call
+			message := question
+			if pr.question != "" {
+				message = pr.question
+			}
+			extra := map[string]any{"callId": ref.CallID, "toolName": ref.Name}
+			for k, v := range pr.meta {
+				extra[k] = v
+			}
 			add(agui.Interrupt{
 				ID:             t.id("interrupt", string(t.taskID), ref.CallID),
 				Reason:         ReasonToolCall,
-				Message:        question,
+				Message:        message,
 				ToolCallID:     ref.ToolCallID,
-				ResponseSchema: ApprovalSchema(),
-				Metadata:       meta(map[string]any{"callId": ref.CallID, "toolName": ref.Name}),
-			}, &ref)
+				ResponseSchema: pr.schema,
+				Metadata:       meta(extra),
+			}, &ref, pr.answer)
 		}
 	case state == a2a.TaskStateAuthRequired:
 		extra := map[string]any{}
@@ -473,10 +555,10 @@ func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.M
 			extra["auth"] = authDetails
 		}
 		add(agui.Interrupt{ID: t.id("interrupt", string(t.taskID)), Reason: ReasonAuthRequired,
-			Message: question, ResponseSchema: schema, Metadata: meta(extra)}, nil)
+			Message: question, ResponseSchema: schema, Metadata: meta(extra)}, nil, AnswerFunctionResponse)
 	default:
 		add(agui.Interrupt{ID: t.id("interrupt", string(t.taskID)), Reason: ReasonInputRequired,
-			Message: question, ResponseSchema: schema, Metadata: meta(nil)}, nil)
+			Message: question, ResponseSchema: schema, Metadata: meta(nil)}, nil, AnswerFunctionResponse)
 	}
 
 	ids := make([]any, len(t.pending))

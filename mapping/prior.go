@@ -36,6 +36,8 @@ func (t *Translator) resumeFrom(events []agui.Event) {
 	var state []byte
 	pendingCalls := map[string]*ToolCallRef{}
 	parents := map[string]string{}
+	texted := map[string]bool{} // messages with text
+	aside := false              // status text was shown as progress
 	opening := 0
 	for _, e := range events {
 		switch e := e.(type) {
@@ -60,7 +62,7 @@ func (t *Translator) resumeFrom(events []agui.Event) {
 				p.text += e.Delta
 			}
 			t.recordText(e.MessageID, e.Delta)
-			t.answered = true
+			texted[e.MessageID] = true
 		case *agui.TextMessageEnd:
 			if p := t.prior[e.MessageID]; p != nil {
 				p.open = false
@@ -111,10 +113,14 @@ func (t *Translator) resumeFrom(events []agui.Event) {
 				t.fileN++
 			case "a2a.status":
 				t.activityID = e.MessageID
+				aside = true
 			}
 		case *agui.Custom:
-			if e.Name == "a2a.file" {
+			switch e.Name {
+			case "a2a.file":
 				t.fileN++
+			case "a2a.status":
+				aside = true
 			}
 		default:
 			continue
@@ -133,6 +139,15 @@ func (t *Translator) resumeFrom(events []agui.Event) {
 		}
 	}
 	t.restoreView(state)
+	// What StatusAuto had decided: status text shown as the answer (the
+	// status stream's message has text) or as progress.
+	if statusID := t.id("message", "status:"+string(t.taskID)); texted[statusID] {
+		delete(texted, statusID)
+		t.statusRole = autoAnswer
+	} else if aside {
+		t.statusRole = autoAside
+	}
+	t.answered = len(texted) > 0
 }
 
 // restoreView takes the bridge's part of the state the journal built as

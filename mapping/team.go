@@ -13,6 +13,8 @@ import (
 type TeamOptions struct {
 	ThreadID string
 	RunID    string
+	// Turn is Options.Turn for the run.
+	Turn string
 	// Name is the team's name; Strategy its strategy (router, parallel,
 	// sequential), shown in the state.
 	Name     string
@@ -85,7 +87,7 @@ func (t *Team) stateKey() string {
 
 // SubagentRunID is the id of member's invocation in this run.
 func (t *Team) SubagentRunID(member string) string {
-	return nameUUID("subagent", t.opt.ThreadID, t.opt.RunID, member)
+	return nameUUID("subagent", t.opt.ThreadID, runKey(t.opt.RunID, t.opt.Turn), member)
 }
 
 // Member returns the translator for member's part of the run; opt holds
@@ -96,7 +98,7 @@ func (t *Team) Member(name, description string, opt Options) *Translator {
 	if tr := t.members[name]; tr != nil {
 		return tr
 	}
-	opt.ThreadID, opt.RunID, opt.V1, opt.Now, opt.Input = t.opt.ThreadID, t.opt.RunID, t.opt.V1, t.opt.Now, t.opt.Input
+	opt.ThreadID, opt.RunID, opt.Turn, opt.V1, opt.Now, opt.Input = t.opt.ThreadID, t.opt.RunID, t.opt.Turn, t.opt.V1, t.opt.Now, t.opt.Input
 	opt.Member = &Member{Name: name, Description: description, SubagentRunID: t.SubagentRunID(name),
 		StatePath: "/" + escapePointer(t.stateKey()) + "/members/" + escapePointer(name)}
 	if v, ok := t.views()[name]; ok {
@@ -136,9 +138,16 @@ func (t *Team) Start() []agui.Event {
 // state version.
 func (t *Team) Pass(events []agui.Event) []agui.Event {
 	for _, e := range events {
-		if d, ok := e.(*agui.StateDelta); ok {
+		switch e := e.(type) {
+		case *agui.StateDelta:
 			t.stateVersion++
-			d.Metadata = t.stateMeta()
+			e.Metadata = t.stateMeta()
+		case *agui.MessagesSnapshot:
+			// A member replaced a message of the client's (a tool result,
+			// Options.ClientResults): the snapshot is the run's whole
+			// conversation, the run's own event.
+			e.Messages = t.Conversation()
+			e.SubagentRunID = ""
 		}
 		t.inOrder(e)
 	}
@@ -259,25 +268,14 @@ func (t *Team) Interrupts() []PendingInterrupt {
 // Conversation is the thread's messages after this run: the client's own,
 // then each member's in the order the members joined the run.
 func (t *Team) Conversation() []agui.Message {
-	var out []agui.Message
-	seen := map[string]bool{}
+	var client, run []agui.Message
 	if t.opt.Input != nil {
-		for _, m := range t.opt.Input.Messages {
-			if m.Role != agui.RoleActivity {
-				out = append(out, m)
-				seen[m.ID] = true
-			}
-		}
+		client = t.opt.Input.Messages
 	}
 	for _, name := range t.order {
-		for _, m := range t.members[name].Messages() {
-			if !seen[m.ID] {
-				out = append(out, m)
-				seen[m.ID] = true
-			}
-		}
+		run = append(run, t.members[name].Messages()...)
 	}
-	return out
+	return conversation(client, run)
 }
 
 // View is the team's part of the shared state now, with every member's

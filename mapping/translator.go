@@ -23,8 +23,18 @@ type StatusTextPolicy string
 // Status text policies. Whatever the policy, a completed run whose answer
 // only ever arrived as status text still shows that answer once.
 const (
-	// StatusAsMessage shows status text as assistant text (the default:
-	// many agents — ADK streaming, Strands — answer only there).
+	// StatusAuto (the default) tells an answer from progress by what
+	// follows it. The first status text of a task is held until the next
+	// event decides: more status text while no artifact has answered
+	// means the agent answers in status messages (ADK streaming, Strands),
+	// and it is shown as assistant text from then on, streaming; answer
+	// text in an artifact means status text is progress (Mastra opens
+	// every task with "Generating response..."), and it goes to the side
+	// as under StatusAsActivity. A task that completes with only the held
+	// text answered shows it as the answer; a task that fails, is
+	// cancelled or waits for input shows it as progress.
+	StatusAuto StatusTextPolicy = "auto"
+	// StatusAsMessage shows status text as assistant text, always.
 	StatusAsMessage StatusTextPolicy = "message"
 	// StatusAsActivity shows progress as an activity (1.0 clients) or a
 	// CUSTOM "a2a.status" event (older clients, which reject activities).
@@ -68,13 +78,17 @@ func isSchemaPart(p *a2a.Part) bool {
 type Options struct {
 	ThreadID string
 	RunID    string
+	// Turn tells this run's ids from those of an earlier run of the thread
+	// that had the same RunID (CopilotKit resumes an interrupt with the
+	// interrupted run's runId): "" when the RunID is new to the thread.
+	Turn string
 	// Agent is the configured agent name, recorded in interrupt metadata.
 	Agent string
 	// V1 is true when the client declared protocolVersion "1.0"; only then
 	// are 1.0-only events and outcomes produced (AGUI-PROTOCOL.md §10.1 rule 7).
 	V1 bool
 	// StatusText is the policy for status message text; empty means
-	// StatusAsMessage.
+	// StatusAuto.
 	StatusText StatusTextPolicy
 	// Now returns Unix milliseconds for event timestamps and interrupt
 	// expiry; nil omits timestamps (and expiry).
@@ -111,6 +125,13 @@ type Options struct {
 	// else the agent shows — unless the agent reports that call's result
 	// itself first, which is then shown instead.
 	SentResults []SentToolResult
+	// ClientResults maps tool calls (AG-UI ids) whose result the client
+	// already holds as a tool message of its own — CopilotKit adds one to
+	// every tool_call resume — to that message's id. The call's result
+	// then replaces that message's content, shown as a MESSAGES_SNAPSHOT
+	// (which clients apply by id, in place), instead of a TOOL_CALL_RESULT
+	// (which every client adds as a second tool message).
+	ClientResults map[string]string
 	// Prior are the events the run already wrote to its journal, when this
 	// translator takes the run over (a bridge restart, an instance that
 	// died): it continues the run where they end, without RUN_STARTED and
@@ -195,6 +216,8 @@ type Translator struct {
 
 	activityID string // status activity message id (activity policy)
 	reasoning  bool   // a reasoning span/message is open (reasoning policy)
+	// statusRole is what StatusAuto decided the task's status text is.
+	statusRole autoDecision
 
 	// answered is true once answer text from an artifact or a Message
 	// reply has been shown.
@@ -248,7 +271,7 @@ type textStream struct {
 // New returns a Translator for one run.
 func New(opt Options) *Translator {
 	if opt.StatusText == "" {
-		opt.StatusText = StatusAsMessage
+		opt.StatusText = StatusAuto
 	}
 	t := &Translator{
 		opt:       opt,
@@ -381,6 +404,7 @@ func (t *Translator) Fail(code, message string) []agui.Event {
 }
 
 func (t *Translator) fail(out []agui.Event, code, message string) []agui.Event {
+	out = t.settleStatus(out, false)
 	out = t.flushHeld(out)
 	out = t.closeAll(out)
 	return t.finish(out, &agui.RunError{Message: message, Code: code})
@@ -396,6 +420,7 @@ func (t *Translator) Complete() []agui.Event {
 
 func (t *Translator) complete(out []agui.Event) []agui.Event {
 	out = t.flushHeld(out)
+	out = t.settleStatus(out, !t.answered)
 	out = t.answerFromStatus(out)
 	out = t.closeAll(out)
 	return t.finish(out, &agui.RunFinished{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID})
@@ -471,6 +496,7 @@ func (t *Translator) onTask(out []agui.Event, task *a2a.Task) []agui.Event {
 			out = t.onSnapshotArtifact(out, art)
 		}
 	}
+	out = t.executionToolCalls(out, task)
 	return t.onStatus(out, task.Status.State, task.Status.Message, true)
 }
 
@@ -524,6 +550,7 @@ func (t *Translator) onStatus(out []agui.Event, state a2a.TaskState, msg *a2a.Me
 		return t.fail(out, code, text)
 	case state == a2a.TaskStateCanceled:
 		t.state = state
+		out = t.settleStatus(out, false)
 		out = t.flushHeld(out)
 		out = t.closeAll(out)
 		if t.opt.V1 {
@@ -558,7 +585,8 @@ const (
 // Under the message policy it is assistant text; under the others progress
 // goes to the side (activity, reasoning, CUSTOM or nowhere), a question is
 // still shown, and the accumulated text becomes the answer at completion if
-// nothing else answered. Text repeating an answer already shown is dropped.
+// nothing else answered. StatusAuto decides between the two per task (see
+// its comment). Text repeating an answer already shown is dropped.
 func (t *Translator) statusText(out []agui.Event, msg *a2a.Message, role statusRole) []agui.Event {
 	text := messageText(msg)
 	if strings.TrimSpace(text) == "" {
@@ -583,23 +611,107 @@ func (t *Translator) statusText(out []agui.Event, msg *a2a.Message, role statusR
 	if delta == "" {
 		return out
 	}
-	if so := s.text.String(); t.opt.StatusText != StatusAsMessage && len(text) > len(so) && strings.HasSuffix(text, so) {
+	policy := t.statusPolicy()
+	if so := s.text.String(); policy != StatusAsMessage && len(text) > len(so) && strings.HasSuffix(text, so) {
 		// Text kept off screen can still be corrected: a message that
 		// restates all of it with more in front (a cumulative message after
 		// a translator took the run over mid-way) replaces it.
 		s.text.Reset()
 		delta = text
 	}
+	if policy == StatusAuto {
+		switch {
+		case role == statusProgress && !t.answered && s.text.Len() == 0:
+			// The task's first status text: held until the next event
+			// decides what it is.
+			s.text.WriteString(delta)
+			return out
+		case s.text.Len() > 0 && (t.answered || role == statusQuestion), role == statusProgress && t.answered:
+			// An artifact answered, or the task asks after what was held:
+			// that was progress, and so is later progress.
+			out = t.decideStatus(out, autoAside)
+		default:
+			// More status text with no artifact answering, or the task
+			// completes: the agent answers here.
+			out = t.decideStatus(out, autoAnswer)
+		}
+		policy = t.statusPolicy()
+	}
+	if t.statusRole == autoAside && role != statusProgress {
+		// Status text was progress; the task's question or closing
+		// remark is shown on its own.
+		return t.writeText(out, t.newStream("status-"+strconv.Itoa(int(role))+":"+string(t.taskID)), text)
+	}
 	s.text.WriteString(delta)
-	if t.opt.StatusText == StatusAsMessage {
+	if policy == StatusAsMessage {
 		return t.writeText(out, s, delta)
 	}
 	switch {
 	case role == statusQuestion:
 		return t.writeText(out, t.newStream("status-question:"+string(t.taskID)), text)
-	case role == statusCompletion || t.opt.StatusText == StatusHidden:
+	case role == statusCompletion || policy == StatusHidden:
 		return out
-	case t.opt.V1 && t.opt.StatusText == StatusAsActivity:
+	}
+	return t.aside(out, s, delta, policy)
+}
+
+// autoDecision is what StatusAuto made of a task's status text.
+type autoDecision int
+
+const (
+	autoUndecided autoDecision = iota
+	autoAnswer                 // the agent answers in status messages
+	autoAside                  // status text is progress
+)
+
+// statusPolicy is the policy in force for the task's status text: under
+// StatusAuto, once decided, that of the decision.
+func (t *Translator) statusPolicy() StatusTextPolicy {
+	if t.opt.StatusText != StatusAuto {
+		return t.opt.StatusText
+	}
+	switch t.statusRole {
+	case autoAnswer:
+		return StatusAsMessage
+	case autoAside:
+		return StatusAsActivity
+	}
+	return StatusAuto
+}
+
+// decideStatus fixes what the task's status text is, under StatusAuto, and
+// shows what was held accordingly: as the start of the answer, or aside.
+func (t *Translator) decideStatus(out []agui.Event, d autoDecision) []agui.Event {
+	if t.opt.StatusText != StatusAuto || t.statusRole != autoUndecided || t.status == nil {
+		return out
+	}
+	t.statusRole = d
+	s := t.status
+	held := strings.TrimPrefix(s.text.String(), s.shown.String())
+	if strings.TrimSpace(held) == "" {
+		return out
+	}
+	if d == autoAnswer {
+		return t.writeText(out, s, held)
+	}
+	return t.aside(out, s, held, StatusAsActivity)
+}
+
+// settleStatus decides, as the task ends, status text StatusAuto still
+// holds: the answer when asAnswer, else progress.
+func (t *Translator) settleStatus(out []agui.Event, asAnswer bool) []agui.Event {
+	if asAnswer {
+		return t.decideStatus(out, autoAnswer)
+	}
+	return t.decideStatus(out, autoAside)
+}
+
+// aside shows progress text off the answer: as an activity (1.0 clients),
+// reasoning (1.0, reasoning policy) or a CUSTOM "a2a.status" event (older
+// clients reject activity and reasoning events).
+func (t *Translator) aside(out []agui.Event, s *textStream, delta string, policy StatusTextPolicy) []agui.Event {
+	switch {
+	case t.opt.V1 && policy == StatusAsActivity:
 		out = t.closeText(out)
 		out = t.reportSent(out)
 		if t.activityID == "" {
@@ -607,10 +719,9 @@ func (t *Translator) statusText(out []agui.Event, msg *a2a.Message, role statusR
 		}
 		return t.emit(out, &agui.ActivitySnapshot{MessageID: t.activityID, ActivityType: "a2a.status",
 			Content: map[string]any{"state": stepName(t.state), "text": s.text.String()}})
-	case t.opt.V1 && t.opt.StatusText == StatusAsReasoning:
+	case t.opt.V1 && policy == StatusAsReasoning:
 		return t.reason(out, delta)
 	default:
-		// Older clients reject activity and reasoning events.
 		out = t.closeText(out)
 		return t.custom(out, "a2a.status", map[string]any{"state": stepName(t.state), "text": delta})
 	}
@@ -619,7 +730,7 @@ func (t *Translator) statusText(out []agui.Event, msg *a2a.Message, role statusR
 // answerFromStatus shows the accumulated status text as the answer when a
 // non-message policy kept it off screen and nothing else answered.
 func (t *Translator) answerFromStatus(out []agui.Event) []agui.Event {
-	if t.opt.StatusText == StatusAsMessage || t.answered || t.status == nil {
+	if t.opt.StatusText == StatusAsMessage || t.opt.StatusText == StatusAuto || t.answered || t.status == nil {
 		return out
 	}
 	text := t.status.text.String()
@@ -741,6 +852,7 @@ func (t *Translator) artifactText(out []agui.Event, s *textStream, text string) 
 		s.holding, s.held = false, ""
 		text = candidate
 	}
+	out = t.decideStatus(out, autoAside) // an artifact answers: status text was progress
 	t.answered = true
 	return t.writeText(out, s, text)
 }
@@ -767,6 +879,7 @@ func (t *Translator) resolveHeld(out []agui.Event, s *textStream) []agui.Event {
 		t.answered = true
 		return out
 	}
+	out = t.decideStatus(out, autoAside)
 	t.answered = true
 	return t.writeText(out, s, held)
 }
@@ -964,6 +1077,9 @@ func isUIState(p *a2a.Part) bool {
 // isSpecialData reports data parts with a meaning beyond plain data.
 func isSpecialData(p *a2a.Part) bool {
 	if isUIState(p) || isSchemaPart(p) {
+		return true
+	}
+	if _, ok := mastraSuspension(p); ok {
 		return true
 	}
 	kind, _, _, _, _ := functionCall(p)
@@ -1278,11 +1394,23 @@ func (s *textStream) deltaFor(text string) string {
 
 // id names something of this run: unique per thread, run and kind.
 func (t *Translator) id(kind string, parts ...string) string {
+	run := runKey(t.opt.RunID, t.opt.Turn)
 	if m := t.opt.Member; m != nil {
 		// Members of one run may see the same artifact or task ids.
-		return nameUUID(kind, append([]string{t.opt.ThreadID, t.opt.RunID, "member", m.Name}, parts...)...)
+		return nameUUID(kind, append([]string{t.opt.ThreadID, run, "member", m.Name}, parts...)...)
 	}
-	return nameUUID(kind, append([]string{t.opt.ThreadID, t.opt.RunID}, parts...)...)
+	return nameUUID(kind, append([]string{t.opt.ThreadID, run}, parts...)...)
+}
+
+// runKey names a run in ids: its RunID, and its turn when the RunID was
+// used before on the thread (Options.Turn), so that a resume reusing the
+// interrupted run's id neither appends to that run's messages nor raises
+// an interrupt with an id already answered.
+func runKey(runID, turn string) string {
+	if turn == "" {
+		return runID
+	}
+	return runID + "\x00turn\x00" + turn
 }
 
 // nameUUID is a name-based (v5) UUID of kind and parts.

@@ -27,6 +27,8 @@ type scriptOptions struct {
 	StatusText string `json:"statusText"`
 	// Answer must appear exactly once in the assistant messages.
 	Answer string `json:"answer"`
+	// Hidden must not appear in the assistant messages (progress text).
+	Hidden string `json:"hidden"`
 	// Error is the expected RUN_ERROR code.
 	Error string `json:"error"`
 	// Outcome is the expected RUN_FINISHED outcome type ("" = success).
@@ -190,13 +192,29 @@ func verifyAll(t *testing.T, v1 bool, out []agui.Event) {
 	}
 	terminals := 0
 	results := map[string]int{}
+	starts := map[string]int{}
 	for _, e := range out {
 		if e.Type() == agui.EventRunFinished || e.Type() == agui.EventRunError {
 			terminals++
 		}
-		if r, ok := e.(*agui.ToolCallResult); ok {
-			if results[r.ToolCallID]++; results[r.ToolCallID] > 1 {
-				t.Fatalf("two TOOL_CALL_RESULT events for tool call %s", r.ToolCallID)
+		switch e := e.(type) {
+		case *agui.ToolCallResult:
+			if results[e.ToolCallID]++; results[e.ToolCallID] > 1 {
+				t.Fatalf("two TOOL_CALL_RESULT events for tool call %s", e.ToolCallID)
+			}
+		case *agui.ToolCallStart:
+			// One card per tool call, however often the agent repeats it.
+			if starts[e.ToolCallID]++; starts[e.ToolCallID] > 1 {
+				t.Fatalf("two TOOL_CALL_START events for tool call %s", e.ToolCallID)
+			}
+		case *agui.MessagesSnapshot:
+			entries := map[string]int{}
+			for _, m := range e.Messages {
+				for _, c := range m.ToolCalls {
+					if entries[c.ID]++; entries[c.ID] > 1 {
+						t.Fatalf("MESSAGES_SNAPSHOT lists tool call %s twice", c.ID)
+					}
+				}
 			}
 		}
 	}
@@ -216,6 +234,9 @@ func checkExpectations(t *testing.T, opts scriptOptions, out []agui.Event) {
 		if n := strings.Count(text, opts.Answer); n != 1 {
 			t.Errorf("answer %q appears %d times in the assistant text:\n%s", opts.Answer, n, text)
 		}
+	}
+	if opts.Hidden != "" && strings.Contains(assistantText(out), opts.Hidden) {
+		t.Errorf("%q is progress, not the answer; the assistant text holds it:\n%s", opts.Hidden, assistantText(out))
 	}
 	results := 0
 	for _, e := range out {

@@ -26,6 +26,9 @@ var (
 
 // clearActive ends the thread's active run in the record.
 func clearActive(t *Thread) {
+	if t.ActiveRunID != "" {
+		t.LastRunID = t.ActiveRunID
+	}
 	t.ActiveRunID = ""
 	t.ActiveSince = time.Time{}
 	t.Owner = ""

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -304,6 +305,7 @@ func (d *driver) setup() {
 	d.tr = mapping.New(mapping.Options{
 		ThreadID:         d.in.ThreadID,
 		RunID:            d.in.RunID,
+		Turn:             d.turn(),
 		Agent:            d.spec.Name,
 		V1:               d.in.IsV1(),
 		StatusText:       d.spec.StatusText,
@@ -313,6 +315,7 @@ func (d *driver) setup() {
 		KnownToolCalls:   d.thread.ToolCalls,
 		ResumedTask:      d.resumedTask(),
 		SentResults:      d.sentResults(),
+		ClientResults:    d.clientResults(),
 		EarlierArtifacts: d.earlierArtifacts(),
 		Prior:            d.plan.prior,
 		Reconcile:        d.plan.reconcile,
@@ -354,6 +357,25 @@ func (d *driver) sentResults() []mapping.SentToolResult {
 		return nil
 	}
 	return d.plan.resume.results
+}
+
+// turn tells the run's ids from those of the thread's previous run when
+// the client reused its runId (CopilotKit resumes with the interrupted
+// run's): where the run's journal starts, which a takeover knows too.
+func (d *driver) turn() string {
+	if d.thread.LastRunID == "" || d.thread.LastRunID != d.in.RunID {
+		return ""
+	}
+	return strconv.FormatInt(d.thread.ActiveAfter, 10)
+}
+
+// clientResults are the tool messages the client sent for the calls this
+// run's resume approves (see resumePlan.echoed).
+func (d *driver) clientResults() map[string]string {
+	if d.plan.resume == nil {
+		return nil
+	}
+	return d.plan.resume.echoed
 }
 
 // earlierArtifacts are the artifacts of the thread's current task shown by

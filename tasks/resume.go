@@ -80,6 +80,12 @@ type resumePlan struct {
 	// members holds a team's resume split by member: each member's
 	// answers go to its own task. The plan itself then holds them all.
 	members map[string]*resumePlan
+	// echoed maps the AG-UI tool calls whose result the client sent itself
+	// beside the resume that approves them (CopilotKit's useInterrupt
+	// does) to the id of that tool message: the call's result, when the
+	// run has it, replaces that message's content rather than adding a
+	// second tool message (mapping.Options.ClientResults).
+	echoed map[string]string
 }
 
 // member returns the part of the plan for a team member, creating it.
@@ -106,7 +112,8 @@ type replay struct {
 // results), a rejection, a replay of an earlier identical resume, or a
 // resume plan.
 func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInput) (*resumePlan, *replay, *rejection) {
-	if rej := checkToolResults(th, in); rej != nil {
+	echoed, rej := checkToolResults(th, in)
+	if rej != nil {
 		return nil, nil, rej
 	}
 	if len(in.Resume) == 0 {
@@ -150,7 +157,7 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 		}
 	}
 
-	plan := &resumePlan{cancel: true}
+	plan := &resumePlan{cancel: true, echoed: echoed}
 	now := time.Now()
 	var acks []any
 	memberAcks := map[string][]any{}
@@ -250,28 +257,62 @@ func (s *Service) unknownInterrupt(ctx context.Context, th *Thread, id string) *
 }
 
 // checkToolResults refuses a client-made tool message for a call the
-// remote agent executes: only the agent produces those results.
-func checkToolResults(th *Thread, in *agui.RunAgentInput) *rejection {
+// remote agent executes: only the agent produces those results. One
+// exception: a tool message for a call whose approval interrupt the same
+// request resumes says what the resume says (CopilotKit's useInterrupt
+// appends one to every tool_call resolution, PEERS.md §13). It is accepted,
+// never forwarded (the resume is the answer), and returned in echoed (tool
+// call id → message id) so the run gives the call one result.
+func checkToolResults(th *Thread, in *agui.RunAgentInput) (echoed map[string]string, rej *rejection) {
 	if len(th.ToolCalls) == 0 {
-		return nil
+		return nil, nil
 	}
 	known := map[string]bool{}
 	for _, m := range th.Messages {
 		known[m.ID] = true
 	}
+	resumed := resumedToolCalls(th, in)
 	for _, m := range in.Messages {
 		if m.Role != agui.RoleTool || known[m.ID] {
 			continue
 		}
+		if resumed[m.ToolCallID] {
+			if echoed == nil {
+				echoed = map[string]string{}
+			}
+			if _, dup := echoed[m.ToolCallID]; !dup {
+				echoed[m.ToolCallID] = m.ID
+			}
+			continue
+		}
 		for _, ref := range th.ToolCalls {
 			if ref.ToolCallID == m.ToolCallID {
-				return &rejection{CodeToolResultNotAllowed, fmt.Sprintf(
+				return nil, &rejection{CodeToolResultNotAllowed, fmt.Sprintf(
 					"tool call %s (%s) is executed by the remote agent; answer its approval interrupt instead of sending a result",
 					ref.ToolCallID, ref.Name)}
 			}
 		}
 	}
-	return nil
+	return echoed, nil
+}
+
+// resumedToolCalls are the AG-UI tool calls whose pending approval
+// interrupt in's resume answers.
+func resumedToolCalls(th *Thread, in *agui.RunAgentInput) map[string]bool {
+	if len(in.Resume) == 0 {
+		return nil
+	}
+	answered := make(map[string]bool, len(in.Resume))
+	for _, r := range in.Resume {
+		answered[r.InterruptID] = true
+	}
+	out := map[string]bool{}
+	for _, p := range th.Interrupts {
+		if p.ToolCall != nil && answered[p.Interrupt.ID] {
+			out[p.ToolCall.ToolCallID] = true
+		}
+	}
+	return out
 }
 
 // answerParts turns one resume entry into what the agent receives. A tool
@@ -280,6 +321,19 @@ func checkToolResults(th *Thread, in *agui.RunAgentInput) *rejection {
 // result too; any other answer is the payload as a data part, plus a text
 // part when it is a string.
 func answerParts(p mapping.PendingInterrupt, r agui.ResumeEntry) ([]*a2a.Part, *mapping.SentToolResult, error) {
+	if p.ToolCall != nil && p.AnswerAs == mapping.AnswerResumeData {
+		// Mastra reads the first data part of the message as the tool's
+		// resumeData: the payload as the user gave it (the schema the
+		// tool declared was checked above).
+		if r.Status == agui.ResumeCancelled {
+			return nil, &mapping.SentToolResult{Call: *p.ToolCall, Response: map[string]any{"cancelled": true}}, nil
+		}
+		value, err := decodePayload(r.Payload)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []*a2a.Part{a2a.NewDataPart(value)}, &mapping.SentToolResult{Call: *p.ToolCall, Response: value}, nil
+	}
 	if p.ToolCall != nil {
 		var answer struct {
 			Approved   bool            `json:"approved"`
@@ -310,17 +364,26 @@ func answerParts(p mapping.PendingInterrupt, r agui.ResumeEntry) ([]*a2a.Part, *
 	if isAbsent(r.Payload) {
 		return nil, nil, nil
 	}
-	var value any
-	dec := json.NewDecoder(bytes.NewReader(r.Payload))
-	dec.UseNumber()
-	if err := dec.Decode(&value); err != nil {
-		return nil, nil, fmt.Errorf("payload is not JSON: %v", err)
+	value, err := decodePayload(r.Payload)
+	if err != nil {
+		return nil, nil, err
 	}
 	parts := []*a2a.Part{a2a.NewDataPart(value)}
 	if s, ok := value.(string); ok {
 		parts = append([]*a2a.Part{a2a.NewTextPart(s)}, parts...)
 	}
 	return parts, nil, nil
+}
+
+// decodePayload decodes a resume payload, numbers kept exact.
+func decodePayload(raw json.RawMessage) (any, error) {
+	var value any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&value); err != nil {
+		return nil, fmt.Errorf("payload is not JSON: %v", err)
+	}
+	return value, nil
 }
 
 func isAbsent(raw json.RawMessage) bool {

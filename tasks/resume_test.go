@@ -220,7 +220,9 @@ func TestResumeContractRules(t *testing.T) {
 			if c.input != nil {
 				req = c.input(in)
 			} else {
-				req = resumeInput("th", "r2", resolved(in.ID, `{"approved":true}`))
+				// Without the resume of the call's approval: a result
+				// only the agent may produce.
+				req = input("th", "r2")
 				req.Messages = append(req.Messages, agui.Message{ID: "forged", Role: agui.RoleTool, ToolCallID: in.ToolCallID,
 					Content: agui.TextContent(`{"status":"booked"}`)})
 			}
@@ -349,6 +351,22 @@ func TestExpiresAtOnlyForV1Clients(t *testing.T) {
 // one that does not. Either way the resumed run holds exactly one
 // TOOL_CALL_RESULT on the original call: the agent's when it sends one,
 // else the answer the bridge sent (a denial included).
+// approvalTurns: turn 1 proposes book_flight (call c1) for approval; turn
+// 2 answers, after echoing the call's result when echo is set.
+func approvalTurns(echo bool, answer string) [][]scripted {
+	response := a2a.NewDataPart(map[string]any{"id": "c1", "name": "book_flight", "response": map[string]any{"status": "booked"}})
+	response.Metadata = map[string]any{"adk_type": "function_response"}
+	turn2 := []scripted{{ev: status(a2a.TaskStateWorking)}}
+	if echo {
+		turn2 = append(turn2, scripted{ev: status(a2a.TaskStateWorking, response)})
+	}
+	turn2 = append(turn2, scripted{ev: chunk(answer, false)}, scripted{ev: status(a2a.TaskStateCompleted)})
+	return [][]scripted{
+		{{ev: task(a2a.TaskStateSubmitted, "")}, {ev: status(a2a.TaskStateInputRequired, a2a.NewTextPart("Book LH123?"), callPart("c1"))}},
+		turn2,
+	}
+}
+
 func TestToolApproval(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -367,17 +385,7 @@ func TestToolApproval(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			response := a2a.NewDataPart(map[string]any{"id": "c1", "name": "book_flight", "response": map[string]any{"status": "booked"}})
-			response.Metadata = map[string]any{"adk_type": "function_response"}
-			turn2 := []scripted{{ev: status(a2a.TaskStateWorking)}}
-			if c.echo {
-				turn2 = append(turn2, scripted{ev: status(a2a.TaskStateWorking, response)})
-			}
-			turn2 = append(turn2, scripted{ev: chunk("Done.", false)}, scripted{ev: status(a2a.TaskStateCompleted)})
-			agent := &scriptedAgent{streaming: true, turns: [][]scripted{
-				{{ev: task(a2a.TaskStateSubmitted, "")}, {ev: status(a2a.TaskStateInputRequired, a2a.NewTextPart("Book LH123?"), callPart("c1"))}},
-				turn2,
-			}}
+			agent := &scriptedAgent{streaming: true, turns: approvalTurns(c.echo, "Done.")}
 			svc, store := newTestService(t, agent, nil)
 			in, events := interruptRun(t, svc, "th")
 			if in.Reason != mapping.ReasonToolCall || in.ToolCallID == "" {
@@ -437,6 +445,93 @@ func TestToolApproval(t *testing.T) {
 			again := rawEvents(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r2", resolved(in.ID, c.payload)))))
 			if diff := cmp.Diff(first, again); diff != "" || len(agent.sent) != 2 {
 				t.Fatalf("replay differs or reached the agent (%d sends): %s", len(agent.sent), diff)
+			}
+		})
+	}
+}
+
+// TestToolApprovalWithTheClientsToolMessage: CopilotKit's useInterrupt
+// resolves a tool_call interrupt with the resume and also appends a tool
+// message carrying the answer (PEERS.md §13). That message is redundant:
+// the run goes through and the agent gets one function_response. The call
+// keeps one result, in the client's message: its content becomes the
+// call's result (the agent's own when it echoes one, else the decision
+// sent), shown by a MESSAGES_SNAPSHOT that clients apply in place, never
+// by a TOOL_CALL_RESULT that they would add as a second tool message.
+func TestToolApprovalWithTheClientsToolMessage(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		echo    bool
+		content string
+	}{
+		{"no-echo", false, `{"approved":true,"args":{"flight":"LH123","passengers":2}}`},
+		{"echo", true, `{"status":"booked"}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			agent := &scriptedAgent{streaming: true, turns: approvalTurns(c.echo, "Booked.")}
+			svc, store := newTestService(t, agent, nil)
+			in, first := interruptRun(t, svc, "th")
+			resume := func() *agui.RunAgentInput {
+				req := resumeInput("th", "r1", resolved(in.ID, `{"approved":true}`)) // CopilotKit reuses the runId
+				for _, e := range first {
+					if snap, ok := e.(*agui.MessagesSnapshot); ok {
+						req.Messages = snap.Messages
+					}
+				}
+				req.Messages = append(req.Messages, agui.Message{ID: "ck-tool-1", Role: agui.RoleTool, ToolCallID: in.ToolCallID,
+					Content: agui.TextContent(`{"approved":true}`)})
+				return req
+			}
+			results := func(msgs []agui.Message) (ids, contents []string) {
+				for _, m := range msgs {
+					if m.Role == agui.RoleTool && m.ToolCallID == in.ToolCallID {
+						ids = append(ids, m.ID)
+						contents = append(contents, m.Content.Text)
+					}
+				}
+				return ids, contents
+			}
+			events := collect(t, must(svc.StartRun(t.Context(), "a", resume())))
+			var snapshot *agui.MessagesSnapshot
+			for _, e := range events {
+				switch e := e.(type) {
+				case *agui.RunError:
+					t.Fatalf("RUN_ERROR %s: %s", e.Code, e.Message)
+				case *agui.ToolCallResult:
+					t.Fatalf("a TOOL_CALL_RESULT beside the client's own tool message: %+v", e)
+				case *agui.ToolCallStart:
+					t.Fatal("the resumed run re-emitted the call")
+				case *agui.MessagesSnapshot:
+					snapshot = e
+				}
+			}
+			if _, ok := events[len(events)-1].(*agui.RunFinished); !ok {
+				t.Fatalf("the run ended with %s", events[len(events)-1].Type())
+			}
+			if snapshot == nil {
+				t.Fatal("no MESSAGES_SNAPSHOT carries the call's result")
+			}
+			want := []string{"ck-tool-1"}
+			if ids, contents := results(snapshot.Messages); !slices.Equal(ids, want) || contents[0] != c.content {
+				t.Fatalf("snapshot: tool messages %v %v, want one, ck-tool-1 holding %s", ids, contents, c.content)
+			}
+			if len(agent.sent) != 2 || len(agent.sent[1].Parts) != 1 || agent.sent[1].Parts[0].Metadata["adk_type"] != "function_response" {
+				t.Fatalf("the agent must get the approval once, as one function_response: %+v", agent.sent)
+			}
+			th, err := store.GetThread(t.Context(), ThreadKey{Agent: "a", ThreadID: "th"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ids, contents := results(th.Messages); !slices.Equal(ids, want) || contents[0] != c.content ||
+				len(th.ToolCalls) != 1 || !th.ToolCalls[0].Reported || len(th.Interrupts) != 0 {
+				t.Fatalf("thread: tool messages %v %v, calls %+v, %d interrupts pending", ids, contents, th.ToolCalls, len(th.Interrupts))
+			}
+			// The same request again (a retry) is answered from the journal.
+			again := collect(t, must(svc.StartRun(t.Context(), "a", resume())))
+			if len(agent.sent) != 2 || len(again) != len(events) {
+				t.Fatalf("the retry reached the agent (%d sends) or differs (%d events, want %d)", len(agent.sent), len(again), len(events))
 			}
 		})
 	}
@@ -531,5 +626,50 @@ func TestSchemaLoadsNoReferences(t *testing.T) {
 	err = validatePayload(map[string]any{"type": "object", "required": []any{"city"}}, json.RawMessage(`{}`))
 	if err == nil || strings.Contains(err.Error(), "urn:") || strings.Contains(err.Error(), "/") {
 		t.Fatalf("validation error %v", err)
+	}
+}
+
+// TestResumeReusingTheRunID: CopilotKit resumes an interrupt with the
+// interrupted run's runId. A task that asks twice (a wizard) must still
+// raise two interrupts with different ids, its second question must not
+// append to the first one's message, and the second resume must work.
+func TestResumeReusingTheRunID(t *testing.T) {
+	t.Parallel()
+	ask := func(q string) []scripted {
+		return []scripted{{ev: status(a2a.TaskStateWorking)}, {ev: status(a2a.TaskStateInputRequired, a2a.NewTextPart(q))}}
+	}
+	agent := &scriptedAgent{streaming: true, turns: [][]scripted{
+		append([]scripted{{ev: task(a2a.TaskStateSubmitted, "")}}, ask("Which city?")...),
+		ask("Which date?"),
+		{{ev: status(a2a.TaskStateWorking)}, {ev: chunk("Booked.", false)}, {ev: status(a2a.TaskStateCompleted)}},
+	}}
+	svc, _ := newTestService(t, agent, nil)
+	first, events1 := interruptRun(t, svc, "th")
+	events2 := collect(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r1", resolved(first.ID, `"Lisbon"`)))))
+	fin, ok := events2[len(events2)-1].(*agui.RunFinished)
+	if !ok || fin.Outcome == nil || len(fin.Outcome.Interrupts) != 1 {
+		t.Fatalf("the first resume must end with the second question, got %s", events2[len(events2)-1].Type())
+	}
+	second := fin.Outcome.Interrupts[0]
+	if second.ID == first.ID {
+		t.Fatalf("both questions raised interrupt %s", first.ID)
+	}
+	messages := func(events []agui.Event) map[string]bool {
+		ids := map[string]bool{}
+		for _, e := range events {
+			if s, ok := e.(*agui.TextMessageStart); ok {
+				ids[s.MessageID] = true
+			}
+		}
+		return ids
+	}
+	for id := range messages(events2) {
+		if messages(events1)[id] {
+			t.Fatalf("the second run writes to message %s of the first", id)
+		}
+	}
+	events3 := collect(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r1", resolved(second.ID, `"Friday"`)))))
+	if _, ok := events3[len(events3)-1].(*agui.RunFinished); !ok || len(agent.sent) != 3 {
+		t.Fatalf("the second resume ends with %s after %d sends", events3[len(events3)-1].Type(), len(agent.sent))
 	}
 }

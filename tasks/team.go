@@ -134,6 +134,7 @@ func (t *teamRun) setup() {
 	t.tm = mapping.NewTeam(mapping.TeamOptions{
 		ThreadID:     d.in.ThreadID,
 		RunID:        d.in.RunID,
+		Turn:         d.turn(),
 		Name:         t.spec.Name,
 		Strategy:     t.spec.Strategy,
 		V1:           t.v1,
@@ -171,6 +172,9 @@ func (t *teamRun) join(ctx context.Context, name string, plan *resumePlan, parts
 		opt.ResumedTask = plan.taskID
 		if !plan.cancel {
 			opt.SentResults = plan.results
+		}
+		if d.plan.resume != nil {
+			opt.ClientResults = d.plan.resume.echoed // the whole request's, made by the plan
 		}
 		if rec != nil && rec.TaskID == string(plan.taskID) {
 			for _, id := range rec.TaskArtifacts {
@@ -246,6 +250,9 @@ func (t *teamRun) resume(ctx context.Context) {
 	slices.SortFunc(names, func(a, b string) int {
 		return slices.Index(t.spec.Members, a) - slices.Index(t.spec.Members, b)
 	})
+	// d.plan.parts opens with every member's answers (the resume plan's parts);
+	// each member gets its own answers and what the user wrote next.
+	userParts := d.plan.parts[len(d.plan.resume.parts):]
 	for _, name := range names {
 		if t.spec.Strategy == StrategyRouter {
 			t.routed = name
@@ -253,7 +260,7 @@ func (t *teamRun) resume(ctx context.Context) {
 		if t.spec.Strategy == StrategySequential {
 			t.stage = slices.Index(t.spec.Members, name)
 		}
-		t.join(ctx, name, d.plan.resume.members[name], d.plan.parts, len(d.plan.parts) > 0)
+		t.join(ctx, name, d.plan.resume.members[name], userParts, len(userParts) > 0)
 	}
 }
 

@@ -276,3 +276,72 @@ func TestTeamCancel(t *testing.T) {
 		t.Fatalf("CancelTask calls: travel %v, weather %v", a.canceled, b.canceled)
 	}
 }
+
+// TestTeamToolApprovalsWithTheClientsToolMessages: two members each
+// propose a tool call; CopilotKit answers both approvals with one resume
+// and one tool message per call. The run goes through, each member gets
+// its own function_response, and each call keeps the client's message as
+// its one result.
+func TestTeamToolApprovalsWithTheClientsToolMessages(t *testing.T) {
+	t.Parallel()
+	for _, v1 := range []bool{true, false} {
+		propose := func(task string) []scripted {
+			st := &a2a.StatusUpdate{TaskID: a2a.TaskID(task), ContextID: "ctx-" + task, Status: a2a.TaskStatus{State: a2a.TaskStateInputRequired,
+				Message: &a2a.Message{ID: "q-" + task, Role: a2a.RoleAgent, Parts: []*a2a.Part{a2a.NewTextPart("Approve?"), callPart("c-" + task)}}}}
+			return []scripted{{ev: &a2a.Task{ID: a2a.TaskID(task), ContextID: "ctx-" + task, Status: a2a.TaskStatus{State: a2a.TaskStateWorking}}}, {ev: st}}
+		}
+		travel := &scriptedAgent{streaming: true, turns: [][]scripted{propose("t1"), teamTurn("t1", "Booked", a2a.TaskStateCompleted)}}
+		hotel := &scriptedAgent{streaming: true, turns: [][]scripted{propose("h1"), teamTurn("h1", "Reserved", a2a.TaskStateCompleted)}}
+		svc := newTeamService(t, teamCase{strategy: StrategyParallel, order: []string{"travel", "hotel"},
+			members: map[string]*scriptedAgent{"travel": travel, "hotel": hotel}})
+		events := collectChecked(t, must(svc.StartRun(t.Context(), "team", teamInput("r1", v1))), v1)
+		fin, ok := events[len(events)-1].(*agui.RunFinished)
+		if !ok || fin.Outcome == nil || len(fin.Outcome.Interrupts) != 2 {
+			t.Fatalf("v1=%v: want two interrupts, got %+v", v1, events[len(events)-1])
+		}
+		in := teamInput("r2", v1)
+		for i, it := range fin.Outcome.Interrupts {
+			in.Resume = append(in.Resume, agui.ResumeEntry{InterruptID: it.ID, Status: agui.ResumeResolved, Payload: json.RawMessage(`{"approved":true}`)})
+			in.Messages = append(in.Messages, agui.Message{ID: "ck-tool-" + string(rune('a'+i)), Role: agui.RoleTool, ToolCallID: it.ToolCallID,
+				Content: agui.TextContent(`{"approved":true}`)})
+		}
+		events = collectChecked(t, must(svc.StartRun(t.Context(), "team", in)), v1)
+		var last *agui.MessagesSnapshot
+		for _, e := range events {
+			switch e := e.(type) {
+			case *agui.RunError:
+				t.Fatalf("v1=%v: RUN_ERROR %s: %s", v1, e.Code, e.Message)
+			case *agui.ToolCallResult:
+				t.Fatalf("v1=%v: a second result for a call the client answered: %+v", v1, e)
+			case *agui.MessagesSnapshot:
+				last = e
+			}
+		}
+		// The run's last snapshot is the whole conversation, with each
+		// call's result in the client's own tool message, once.
+		if last == nil || last.SubagentRunID != "" {
+			t.Fatalf("v1=%v: snapshot %+v", v1, last)
+		}
+		tools := map[string]int{}
+		for _, m := range last.Messages {
+			if m.Role == agui.RoleTool {
+				tools[m.ID]++
+			}
+		}
+		if len(tools) != 2 || tools["ck-tool-a"] != 1 || tools["ck-tool-b"] != 1 {
+			t.Fatalf("v1=%v: tool messages in the snapshot %v", v1, tools)
+		}
+		if text := memberText(events); text["travel"] != "Booked " || text["hotel"] != "Reserved " {
+			t.Fatalf("v1=%v: text by member %q", v1, text)
+		}
+		for name, a := range map[string]*scriptedAgent{"travel": travel, "hotel": hotel} {
+			a.mu.Lock()
+			sent := a.sent
+			a.mu.Unlock()
+			if len(sent) != 2 || len(sent[1].Parts) != 1 || sent[1].Parts[0].Metadata["adk_type"] != "function_response" {
+				b, _ := json.Marshal(sent[len(sent)-1].Parts)
+				t.Fatalf("v1=%v: %s got %d messages, last %s; want one function_response", v1, name, len(sent), b)
+			}
+		}
+	}
+}

@@ -95,6 +95,7 @@ func upstream(ctx context.Context, agent Agent, spec *AgentSpec, op *opening) it
 				if tid, _, _ := progress(ev); tid != "" {
 					id = tid
 				}
+				ev = completedTask(ctx, agent, spec.RequestTimeout, ev)
 				if !yield(ev, nil) {
 					return
 				}

@@ -171,6 +171,10 @@ type Options struct {
 	Logger  *slog.Logger
 	// MaxBodyBytes bounds a run request body (413 above it). Default 1 MiB.
 	MaxBodyBytes int64
+	// BodyReadTimeout bounds the time any request's body may take to
+	// arrive; a slower one is answered 400 and its connection closed.
+	// Default 30s.
+	BodyReadTimeout time.Duration
 	// KeepAlive is the interval of SSE keep-alive comments. Default 15s.
 	KeepAlive time.Duration
 	// WriteTimeout bounds one write to a slow client, which is then
@@ -189,6 +193,12 @@ type Options struct {
 	// WSReadLimit bounds one WebSocket message from a client (larger ones
 	// close the connection with 1009). Default MaxBodyBytes + 4 KiB.
 	WSReadLimit int64
+	// WSMaxStreams bounds the runs and subscriptions one WebSocket
+	// connection carries at once, MaxPrincipalStreams those of one
+	// principal over all its connections; above either a run or subscribe
+	// frame is refused with RUN_ERROR too_many_streams. Defaults 32 and 256.
+	WSMaxStreams        int
+	MaxPrincipalStreams int
 	// WSPingInterval is how often the bridge pings a WebSocket client; a
 	// client silent for twice as long (no pong, no frame) is dropped.
 	// Default 30s.
@@ -227,8 +237,54 @@ type Options struct {
 	MaxStateBytes int
 }
 
-// bodyReadTimeout bounds reading a run request's body.
-const bodyReadTimeout = 30 * time.Second
+// readBody reads a run request's body of at most limit bytes. ServeHTTP
+// bounds the time it may take (boundBody). A body that is not read whole
+// (too slow, too large, broken) closes the connection after the error
+// response: net/http would otherwise read the rest of the body before
+// writing that response.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		w.Header().Set("Connection", "close")
+		return nil, err
+	}
+	return body, nil
+}
+
+// boundBody bounds the time a request's body may take to arrive, on every
+// route: a read deadline from the first byte of the handler until the body
+// ends, lifted then (a run's connection must stay readable while it
+// streams). Before it, a run request's deadline was lifted right after a
+// failed read, and net/http then read up to 256 KiB more of the body with
+// no deadline before writing the error: a client sending a byte a second
+// was never answered. A route that leaves its body unread (cancel) is
+// answered by the deadline too, when net/http tries to drain the body.
+func (h *Handler) boundBody(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return
+	}
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(h.opt.BodyReadTimeout)) != nil {
+		return
+	}
+	r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+}
+
+// deadlineBody lifts the connection's read deadline once the body ends.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
 
 type Handler struct {
 	opt Options
@@ -237,6 +293,7 @@ type Handler struct {
 	wsMu      sync.Mutex
 	wsConns   map[*wsConn]struct{}
 	wsClosing bool
+	wsStreams map[string]int // open WebSocket streams by principal
 }
 
 // New returns the bridge's HTTP handler.
@@ -265,7 +322,16 @@ func New(opt Options) *Handler {
 	if opt.WSPingInterval <= 0 {
 		opt.WSPingInterval = 30 * time.Second
 	}
-	h := &Handler{opt: opt, mux: http.NewServeMux(), wsConns: make(map[*wsConn]struct{})}
+	if opt.BodyReadTimeout <= 0 {
+		opt.BodyReadTimeout = 30 * time.Second
+	}
+	if opt.WSMaxStreams <= 0 {
+		opt.WSMaxStreams = 32
+	}
+	if opt.MaxPrincipalStreams <= 0 {
+		opt.MaxPrincipalStreams = 256
+	}
+	h := &Handler{opt: opt, mux: http.NewServeMux(), wsConns: make(map[*wsConn]struct{}), wsStreams: map[string]int{}}
 	h.mux.HandleFunc("POST /agents/{name}", h.run)
 	h.mux.HandleFunc("GET /agents", h.listAgents)
 	h.mux.HandleFunc("GET /agents/{name}", h.getAgent)
@@ -289,6 +355,7 @@ func New(opt Options) *Handler {
 }
 
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.boundBody(w, r)
 	if h.cors(w, r) {
 		return
 	}
@@ -337,12 +404,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 		refuse(w, agui.CodeUnsupportedMediaType, "run requests must be Content-Type: application/json")
 		return
 	}
-	// Bound the time to send the body (slow uploads), then lift the
-	// deadline: the connection's read side must stay open for the stream.
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.opt.MaxBodyBytes))
-	_ = rc.SetReadDeadline(time.Time{})
+	body, err := readBody(w, r, h.opt.MaxBodyBytes)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {

@@ -15,6 +15,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/auth"
 )
 
 // The bridge's WebSocket framing. AG-UI defines none (AGUI-PROTOCOL.md
@@ -54,18 +55,22 @@ type wsConn struct {
 	conn  *websocket.Conn
 	agent string
 
-	ctx  context.Context
-	drop context.CancelCauseFunc
-	out  *outbox
+	ctx       context.Context
+	drop      context.CancelCauseFunc
+	out       *outbox
+	principal string
 
 	// feeders counts the streams the connection carries; once finishing is
-	// set (the bridge shutting down) no new one starts.
-	feedMu    sync.Mutex
-	finishing bool
-	feeders   sync.WaitGroup
-	stop      chan struct{} // closed to make the writer finish what is queued and return
-	stopOnce  sync.Once
-	writerWG  sync.WaitGroup
+	// set (the bridge shutting down) no new one starts. streams is how many
+	// run, subscribed holds the threads with a subscription.
+	feedMu     sync.Mutex
+	finishing  bool
+	feeders    sync.WaitGroup
+	streams    int
+	subscribed map[string]bool
+	stop       chan struct{} // closed to make the writer finish what is queued and return
+	stopOnce   sync.Once
+	writerWG   sync.WaitGroup
 }
 
 // websocket serves GET /agents/{name}/ws.
@@ -102,8 +107,8 @@ func (h *Handler) websocket(w http.ResponseWriter, r *http.Request) {
 		return // Upgrade answered
 	}
 	ctx, drop := context.WithCancelCause(r.Context())
-	c := &wsConn{h: h, conn: conn, agent: name, ctx: ctx, drop: drop,
-		out: newOutbox(h.opt.QueueSize, h.opt.SlowClientTimeout, drop), stop: make(chan struct{})}
+	c := &wsConn{h: h, conn: conn, agent: name, ctx: ctx, drop: drop, principal: auth.PrincipalFrom(r.Context()),
+		out: newOutbox(h.opt.QueueSize, h.opt.SlowClientTimeout, drop), stop: make(chan struct{}), subscribed: map[string]bool{}}
 	c.writerWG.Add(1) // before track: Shutdown may wait for the writer at once
 	if !h.track(c) {
 		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "the bridge is shutting down"), time.Now().Add(time.Second))
@@ -186,6 +191,19 @@ func (c *wsConn) handle(data []byte) {
 		c.refuse(bad.threadID, bad.runID, agui.CodeInvalidInput, bad.message)
 		return
 	}
+	// Every frame is a request: it counts against the principal's rate
+	// like an HTTP request would.
+	if admit := c.h.opt.Admit; admit != nil {
+		if err := admit(c.principal); err != nil {
+			threadID, runID := f.ThreadID, ""
+			if f.input != nil {
+				threadID, runID = f.input.ThreadID, f.input.RunID
+			}
+			code, msg := c.h.publicError(err, "the bridge could not admit the frame")
+			c.refuse(threadID, runID, code, msg)
+			return
+		}
+	}
 	switch f.Type {
 	case frameRun:
 		c.run(f.input)
@@ -231,17 +249,31 @@ func parseFrame(data []byte) (*parsedFrame, *badFrame) {
 		}
 		return &parsedFrame{clientFrame: f, input: in}, nil
 	case frameCancel:
-		if f.ThreadID == "" {
-			return nil, &badFrame{message: "a cancel frame needs a \"threadId\""}
+		if f.ThreadID == "" || len(f.ThreadID) > maxFrameID {
+			return nil, &badFrame{message: fmt.Sprintf("a cancel frame needs a \"threadId\" of at most %d bytes", maxFrameID)}
 		}
 	case frameSubscribe:
-		if f.ThreadID == "" || f.After < 0 {
-			return nil, &badFrame{threadID: f.ThreadID, message: "a subscribe frame needs a \"threadId\" and an \"after\" >= 0"}
+		if f.ThreadID == "" || len(f.ThreadID) > maxFrameID || f.After < 0 {
+			return nil, &badFrame{threadID: clipID(f.ThreadID), message: fmt.Sprintf(
+				"a subscribe frame needs a \"threadId\" of at most %d bytes and an \"after\" >= 0", maxFrameID)}
 		}
 	default:
-		return nil, &badFrame{threadID: f.ThreadID, message: fmt.Sprintf("unknown frame type %q; want run, cancel or subscribe", f.Type)}
+		return nil, &badFrame{threadID: clipID(f.ThreadID), message: fmt.Sprintf("unknown frame type %q; want run, cancel or subscribe", clipID(f.Type))}
 	}
 	return &parsedFrame{clientFrame: f}, nil
+}
+
+// maxFrameID bounds the thread id of a cancel or subscribe frame, as
+// RunAgentInput bounds its ids: they are store keys, and error frames echo
+// them.
+const maxFrameID = 256
+
+// clipID bounds an id echoed in an error frame.
+func clipID(id string) string {
+	if len(id) <= maxFrameID {
+		return id
+	}
+	return strings.ToValidUTF8(id[:maxFrameID], "")
 }
 
 // run starts a run like POST /agents/{name} and streams it on the socket.
@@ -250,12 +282,12 @@ func (c *wsConn) run(in *agui.RunAgentInput) {
 		c.refuse(in.ThreadID, in.RunID, code, msg)
 		return
 	}
-	if !c.addFeeder() {
-		c.refuse(in.ThreadID, in.RunID, agui.CodeShuttingDown, "the bridge is shutting down")
+	if code, msg := c.addFeeder(""); code != "" {
+		c.refuse(in.ThreadID, in.RunID, code, msg)
 		return
 	}
 	go func() {
-		defer c.feeders.Done()
+		defer c.feederDone("")
 		s, err := c.h.opt.Runner.StartRun(c.ctx, c.agent, in)
 		if err != nil {
 			code, msg := c.h.publicError(err, "the bridge could not start the run")
@@ -276,19 +308,26 @@ func (c *wsConn) cancel(threadID string) {
 }
 
 // subscribe streams the thread's journal after seq after, then live.
+// A second subscription to a thread the connection already follows is
+// merged into the first: the connection gets the thread's events once.
 func (c *wsConn) subscribe(threadID string, after int64) {
+	code, msg := c.addFeeder(threadID)
+	switch {
+	case code == codeMerged:
+		return
+	case code != "":
+		c.refuse(threadID, "", code, msg)
+		return
+	}
 	s, err := c.h.opt.Threads.Follow(c.ctx, c.agent, threadID, after)
 	if err != nil {
+		c.feederDone(threadID)
 		code, msg := c.h.publicError(err, "the bridge could not read the thread")
 		c.refuse(threadID, "", code, msg)
 		return
 	}
-	if !c.addFeeder() {
-		c.refuse(threadID, "", agui.CodeShuttingDown, "the bridge is shutting down")
-		return
-	}
 	go func() {
-		defer c.feeders.Done()
+		defer c.feederDone(threadID)
 		c.feed(s, threadID, "", false)
 	}()
 }
@@ -310,19 +349,72 @@ func (c *wsConn) refuse(threadID, runID, code, message string) {
 	if err != nil {
 		return
 	}
-	c.out.put(c.ctx, agui.Envelope{ThreadID: threadID, RunID: runID, Event: b})
+	c.out.put(c.ctx, agui.Envelope{ThreadID: clipID(threadID), RunID: clipID(runID), Event: b})
 }
 
-// addFeeder counts a new stream on the connection; it reports false once
-// the connection is finishing.
-func (c *wsConn) addFeeder() bool {
+// codeMerged is addFeeder's answer to a subscription the connection has.
+const codeMerged = "merged"
+
+// addFeeder counts a new stream on the connection — a run, or a
+// subscription to threadID — within the connection's and the principal's
+// caps. It returns the RUN_ERROR code and message of a refusal, codeMerged
+// for a thread the connection follows already, or "" when the stream may
+// start; feederDone ends what it counted.
+func (c *wsConn) addFeeder(threadID string) (code, message string) {
 	c.feedMu.Lock()
 	defer c.feedMu.Unlock()
-	if c.finishing {
-		return false
+	switch {
+	case c.finishing:
+		return agui.CodeShuttingDown, "the bridge is shutting down"
+	case threadID != "" && c.subscribed[threadID]:
+		return codeMerged, ""
+	case c.streams >= c.h.opt.WSMaxStreams:
+		return CodeTooManyStreams, fmt.Sprintf("this connection carries %d streams, the most it may; wait for one to end", c.h.opt.WSMaxStreams)
+	case !c.h.acquireStream(c.principal):
+		return CodeTooManyStreams, fmt.Sprintf("you have %d WebSocket streams open, the most you may; wait for one to end", c.h.opt.MaxPrincipalStreams)
+	}
+	c.streams++
+	if threadID != "" {
+		c.subscribed[threadID] = true
 	}
 	c.feeders.Add(1)
+	return "", ""
+}
+
+// feederDone ends a stream addFeeder counted.
+func (c *wsConn) feederDone(threadID string) {
+	c.feedMu.Lock()
+	c.streams--
+	if threadID != "" {
+		delete(c.subscribed, threadID)
+	}
+	c.feedMu.Unlock()
+	c.h.releaseStream(c.principal)
+	c.feeders.Done()
+}
+
+// CodeTooManyStreams refuses a WebSocket run or subscription above the
+// connection's or the principal's cap.
+const CodeTooManyStreams = agui.CodeTooManyStreams
+
+// acquireStream counts one more WebSocket stream of principal, within
+// Options.MaxPrincipalStreams; it reports false at the cap.
+func (h *Handler) acquireStream(principal string) bool {
+	h.wsMu.Lock()
+	defer h.wsMu.Unlock()
+	if h.wsStreams[principal] >= h.opt.MaxPrincipalStreams {
+		return false
+	}
+	h.wsStreams[principal]++
 	return true
+}
+
+func (h *Handler) releaseStream(principal string) {
+	h.wsMu.Lock()
+	defer h.wsMu.Unlock()
+	if h.wsStreams[principal]--; h.wsStreams[principal] <= 0 {
+		delete(h.wsStreams, principal)
+	}
 }
 
 // finish lets the connection write what is queued, then close with 1001;
@@ -366,7 +458,7 @@ func (h *Handler) publicError(err error, fallback string) (code, message string)
 		return sc.ErrorCode(), sc.PublicMessage()
 	}
 	h.opt.Logger.Error(fallback, "err", err)
-	return "internal", fallback
+	return agui.CodeInternal, fallback
 }
 
 // track registers a WebSocket connection for Shutdown; it reports false

@@ -61,6 +61,9 @@ func FuzzParseFrame(f *testing.F) {
 			if _, err := json.Marshal(bad.message); err != nil {
 				t.Fatal(err)
 			}
+			if len(bad.threadID) > maxFrameID || len(bad.runID) > maxFrameID {
+				t.Fatalf("a refusal echoes an id of %d/%d bytes", len(bad.threadID), len(bad.runID))
+			}
 			return
 		}
 		switch p.Type {
@@ -69,7 +72,7 @@ func FuzzParseFrame(f *testing.F) {
 				t.Fatalf("a run frame without a decoded input: %+v", p)
 			}
 		case frameCancel, frameSubscribe:
-			if p.ThreadID == "" || p.After < 0 {
+			if p.ThreadID == "" || len(p.ThreadID) > maxFrameID || p.After < 0 {
 				t.Fatalf("%s frame accepted without its fields: %+v", p.Type, p)
 			}
 		default:

@@ -307,8 +307,65 @@ export function genericProblems(rec) {
     if (terminals.length === 0) p.push('stream ended without RUN_FINISHED or RUN_ERROR (the client accepts that silently)');
     else if (terminals.length > 1) p.push(`${terminals.length} terminal events: ${terminals.join(', ')}`);
     else if (types.at(-1) !== terminals[0]) p.push(`events after ${terminals[0]}: ${types.slice(types.indexOf(terminals[0]) + 1).join(', ')}`);
+    p.push(...toolCardProblems(rec));
   }
   return p;
+}
+
+/**
+ * toolCardProblems: one tool-call card per tool call (issue 17). In the run,
+ * at most one TOOL_CALL_START per toolCallId (an agent that repeats a call —
+ * ADK sends a long-running call twice — must still show one card), and in
+ * every MESSAGES_SNAPSHOT at most one toolCalls entry per id across the
+ * thread's assistant messages.
+ */
+export function toolCardProblems(rec) {
+  const p = [];
+  const starts = countBy(rec.events.filter((e) => e.type === 'TOOL_CALL_START').map((e) => e.toolCallId));
+  for (const [id, n] of starts) if (n > 1) p.push(`${n} TOOL_CALL_START for toolCallId ${JSON.stringify(id)} in one run, want 1`);
+  rec.events.forEach((e, i) => {
+    if (e.type !== 'MESSAGES_SNAPSHOT') return;
+    for (const [id, n] of toolCallCounts(e.messages ?? [])) {
+      if (n > 1) p.push(`MESSAGES_SNAPSHOT (event ${i}) holds tool call ${JSON.stringify(id)} ${n} times, want 1`);
+    }
+  });
+  return p;
+}
+
+/** threadToolCardProblems: the client's thread holds each tool call once, across all assistant messages. */
+export function threadToolCardProblems(messages) {
+  const p = [];
+  for (const [id, n] of toolCallCounts(messages)) if (n > 1) p.push(`the thread's messages hold tool call ${JSON.stringify(id)} ${n} times, want 1`);
+  return p;
+}
+
+/**
+ * threadViewToolProblems reads the thread as a reconnecting client or
+ * another tab would (GET <agent URL>/threads/<threadId>, outside the fetch
+ * tap) and holds it to the same rule: each tool call once across the
+ * assistant messages, and at most one tool message (result) per call.
+ */
+export async function threadViewToolProblems(url, threadId, timeoutMs) {
+  const threadURL = `${url}/threads/${encodeURIComponent(threadId)}`;
+  const view = await sideRequest('GET', threadURL, Date.now() + timeoutMs);
+  if (view.status !== 200) return [`GET ${threadURL}: ${view.status ?? view.error} ${oneLine(view.text ?? '')}`];
+  const messages = view.json?.messages ?? [];
+  const p = threadToolCardProblems(messages).map((x) => `thread view: ${x}`);
+  for (const [id, n] of countBy(messages.filter((m) => m.role === 'tool').map((m) => m.toolCallId))) {
+    if (n > 1) p.push(`thread view: ${n} tool messages (results) for tool call ${JSON.stringify(id)}, want at most 1`);
+  }
+  return p;
+}
+
+function countBy(values) {
+  const m = new Map();
+  for (const v of values) m.set(v, (m.get(v) ?? 0) + 1);
+  return m;
+}
+
+/** How many toolCalls entries each id has across the assistant messages. */
+function toolCallCounts(messages) {
+  return countBy(messages.filter((m) => m.role === 'assistant').flatMap((m) => (m.toolCalls ?? []).map((tc) => tc.id)));
 }
 
 export function describeTerminal(t) {
@@ -530,6 +587,86 @@ function authDetailsProblems(ints, auth, state) {
 }
 
 /**
+ * streamedProblems: the answer arrived streaming — the message holding it
+ * got at least two TEXT_MESSAGE_CONTENT deltas — not as one block at the end.
+ */
+function streamedProblems(answer, rec) {
+  const deltas = new Map();
+  for (const e of rec.events) {
+    if (e.type === 'TEXT_MESSAGE_CONTENT') deltas.set(e.messageId, [...(deltas.get(e.messageId) ?? []), e.delta]);
+  }
+  const holding = [...deltas.values()].filter((d) => d.join('').includes(answer));
+  if (holding.length === 0) return [`no streamed message holds the answer ${JSON.stringify(answer)}`];
+  return holding.some((d) => d.length >= 2) ? [] : [`the answer came in one TEXT_MESSAGE_CONTENT, not streamed: ${JSON.stringify(holding)}`];
+}
+
+/**
+ * serverToolProblems checks tool calls the remote agent executed itself
+ * (`want`: [{name, args, result}]): each shows up exactly once in the run —
+ * one TOOL_CALL_START of `name` marked as executed by the server (in the raw
+ * stream: 0.0.36's schema strips metadata), its ARGS and END, exactly one
+ * TOOL_CALL_RESULT containing `result` — no other tool call starts, and the
+ * thread holds the call (arguments `args`) and exactly one tool message for it.
+ */
+function serverToolProblems(want, rec, messages) {
+  const p = [];
+  const starts = rec.events.filter((e) => e.type === 'TOOL_CALL_START');
+  const names = want.map((w) => w.name);
+  for (const e of starts) if (!names.includes(e.toolCallName)) p.push(`unexpected tool call ${JSON.stringify(e.toolCallName)} (${e.toolCallId})`);
+  const calls = toolCallsById(messages);
+  const raw = rawEvents(rec);
+  for (const w of want) {
+    const mine = starts.filter((e) => e.toolCallName === w.name);
+    if (mine.length !== 1) {
+      p.push(`${mine.length} TOOL_CALL_START of ${w.name}, want 1 (events: ${rec.events.map((e) => e.type).join(' ')})`);
+      continue;
+    }
+    const id = mine[0].toolCallId;
+    const sent = raw.find((e) => e.type === 'TOOL_CALL_START' && e.toolCallId === id) ?? mine[0];
+    if (sent.metadata?.['ag-ui:tool-execution'] !== 'server') p.push(`tool call ${id} not marked as executed by the server: metadata ${JSON.stringify(sent.metadata)}`);
+    for (const type of ['TOOL_CALL_ARGS', 'TOOL_CALL_END']) {
+      if (!rec.events.some((e) => e.type === type && e.toolCallId === id)) p.push(`no ${type} for ${w.name} (${id})`);
+    }
+    const results = rec.events.filter((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === id);
+    if (results.length !== 1) p.push(`${results.length} TOOL_CALL_RESULT for ${w.name} (${id}), want 1`);
+    for (const e of results) {
+      const content = typeof e.content === 'string' ? e.content : JSON.stringify(e.content);
+      if (w.result && !content.includes(w.result)) p.push(`TOOL_CALL_RESULT of ${w.name} is ${JSON.stringify(content)}, want it to contain ${JSON.stringify(w.result)}`);
+    }
+    const tc = calls.get(id);
+    if (!tc) p.push(`no assistant message holds tool call ${w.name} (${id})`);
+    else if (w.args) {
+      let args;
+      try {
+        args = JSON.parse(tc.function?.arguments ?? '');
+      } catch {
+        args = tc.function?.arguments;
+      }
+      if (!sameJSON(args, w.args)) p.push(`tool call ${w.name} arguments ${JSON.stringify(tc.function?.arguments)}, want ${JSON.stringify(w.args)}`);
+    }
+    const toolMsgs = messages.filter((m) => m.role === 'tool' && m.toolCallId === id).length;
+    if (toolMsgs !== 1) p.push(`${toolMsgs} tool messages for ${w.name} (${id}) in the thread, want 1`);
+  }
+  return p;
+}
+
+/**
+ * neverShownProblems: none of `texts` (an agent's progress notes, such as
+ * Mastra's "Generating response...") appears in an assistant message or an
+ * interrupt's message.
+ */
+function neverShownProblems(texts, rec, messages) {
+  const p = [];
+  const text = assistantText(messages);
+  const ints = JSON.stringify((rec.terminal?.interrupts ?? []).map((i) => i.message ?? ''));
+  for (const t of texts) {
+    if (text.includes(t)) p.push(`${JSON.stringify(t)} shown as assistant text: ${JSON.stringify(text)}`);
+    if (ints.includes(t)) p.push(`${JSON.stringify(t)} in an interrupt's message: ${ints}`);
+  }
+  return p;
+}
+
+/**
  * judge returns the list of problems of one run against expectation `expect`:
  *   {answer: "text"}                       RUN_FINISHED (not an interrupt), text exactly once
  *   {error: "code", message?: "substring"} RUN_ERROR with that code
@@ -541,6 +678,9 @@ function authDetailsProblems(ints, auth, state) {
  *                                          `auth`, authDetailsProblems() must find nothing.
  *                                          0.0.36: a clean RUN_FINISHED.
  * Any of them may add
+ *   streamed: true                         the answer came in several deltas (streamedProblems)
+ *   serverTools: [{name, args, result}]    calls the agent ran itself (serverToolProblems)
+ *   never: ["text", …]                     texts never shown (neverShownProblems)
  *   state: pattern                         the final shared state matches (matchJSON), the
  *                                          first state event is a snapshot, deltas stay
  *                                          under /a2a (stateProblems)
@@ -600,6 +740,9 @@ export function judge(expect, rec, messages, version, state) {
     }
   }
   if (expect.state !== undefined) p.push(...stateProblems(expect, rec, state));
+  if (expect.streamed) p.push(...streamedProblems(expect.answer, rec));
+  if (expect.serverTools) p.push(...serverToolProblems(expect.serverTools, rec, messages));
+  if (expect.never) p.push(...neverShownProblems(expect.never, rec, messages));
   if (expect.reasoning) p.push(...reasoningProblems(expect.reasoning, rec, messages, version));
   if (expect.files) p.push(...fileProblems(expect.files, expect.stateFiles ?? expect.files, rec, messages, state, version));
   return p;
@@ -625,7 +768,9 @@ export async function newAgent(version, url, userText, initialState, transport =
  * denial is a result too), on its toolCallId, before the first text of the
  * answer, containing `resultContains` if given, none for any other id, and
  * exactly one tool message for it in the thread; with `toolResult` false no
- * TOOL_CALL_RESULT at all.
+ * TOOL_CALL_RESULT at all. With `toolMessage` (the client sent the call's
+ * tool message beside the resume, as CopilotKit does) that message is the
+ * call's one result: no TOOL_CALL_RESULT for it, one tool message.
  */
 export function resumeToolProblems(r, rec, messages, answered) {
   const p = [];
@@ -638,6 +783,17 @@ export function resumeToolProblems(r, rec, messages, answered) {
     return p;
   }
   const firstText = rec.events.findIndex((e) => e.type === 'TEXT_MESSAGE_START' || e.type === 'TEXT_MESSAGE_CHUNK');
+  if (r.toolMessage) {
+    for (const id of ids) {
+      const mine = results.filter((e) => e.toolCallId === id);
+      if (mine.length > 0) p.push(`${mine.length} TOOL_CALL_RESULT for ${JSON.stringify(id)} beside the client's own tool message, want 0: ${JSON.stringify(mine)}`);
+      const toolMsgs = messages.filter((m) => m.role === 'tool' && m.toolCallId === id).length;
+      if (toolMsgs !== 1) p.push(`${toolMsgs} tool messages for ${JSON.stringify(id)} in the thread, want 1 (the client's)`);
+    }
+    const stray = results.filter((e) => !ids.includes(e.toolCallId));
+    if (stray.length > 0) p.push(`TOOL_CALL_RESULT for unknown toolCallIds: ${stray.map((e) => e.toolCallId).join(', ')}`);
+    return p;
+  }
   for (const id of ids) {
     const mine = results.filter((e) => e.toolCallId === id);
     if (mine.length !== 1) p.push(`${mine.length} TOOL_CALL_RESULT for toolCallId ${JSON.stringify(id)}, want 1`);
@@ -817,9 +973,17 @@ export async function runScenario(s, version, url, timeoutMs, transport = 'sse')
   const firstExpect = s.resume ? { interrupt: true, ...s.expect } : s.expect;
   let problems = judge(firstExpect, first, agent.messages, version, agent.state);
   problems.push(...bridgeStateProblems(s, firstExpect, first, agent.state));
+  problems.push(...threadToolCardProblems(agent.messages));
+  if (s.followUp && problems.length === 0) return runFollowUp(s, agent, url, runs, version, timeoutMs);
   if (s.resume && problems.length === 0) {
     const pending = [...(agent.pendingInterrupts ?? first.terminal?.interrupts ?? [])];
     const resume = pending.map((i) => ({ interruptId: i.id, status: 'resolved', payload: s.resume.payload }));
+    if (s.resume.toolMessage) {
+      // CopilotKit's useInterrupt also appends the answer as the call's tool message (PEERS.md §13).
+      for (const i of pending.filter((x) => x.reason === 'tool_call')) {
+        agent.addMessage({ id: randomUUID(), role: 'tool', toolCallId: i.toolCallId, content: JSON.stringify(s.resume.payload) });
+      }
+    }
     const before = assistantText(agent.messages);
     const auth = s.resume.authorize;
     const signed = auth ? await resumeAfterSignIn(auth, agent, url, pending, resume, timeoutMs) : { rec: await runOnce(agent, { resume }, timeoutMs), problems: [] };
@@ -829,7 +993,7 @@ export async function runScenario(s, version, url, timeoutMs, transport = 'sse')
     // Count the answer in what the resumed run added (the thread keeps run 1's messages).
     const after = assistantText(agent.messages);
     const added = after.startsWith(before) ? after.slice(before.length) : after;
-    problems = [...signed.problems, ...judge({ answer: s.resume.answer }, second, [{ role: 'assistant', content: added }], version)];
+    problems = [...signed.problems, ...judge({ answer: s.resume.answer, never: s.expect?.never }, second, [{ role: 'assistant', content: added }], version)];
     if (auth && !second.timedOut && !second.error && agent.state?.a2a?.task?.id !== signed.taskId) {
       problems.push(`state a2a.task.id ${JSON.stringify(agent.state?.a2a?.task?.id)}, want the task signed in to (${JSON.stringify(signed.taskId)})`);
     }
@@ -837,9 +1001,36 @@ export async function runScenario(s, version, url, timeoutMs, transport = 'sse')
       problems.push(...resumeToolProblems(s.resume, second, agent.messages, pending));
     }
     problems.push(...bridgeStateProblems(s, { answer: s.resume.answer }, second, agent.state));
+    problems.push(...threadToolCardProblems(agent.messages));
     problems = problems.map((x) => `resumed run: ${x}`);
     if ((agent.pendingInterrupts ?? []).length > 0) problems.push(`resumed run: pendingInterrupts still ${JSON.stringify(agent.pendingInterrupts)}`);
   }
+  // Rows through the bridge (they name its agent; the self-test's fakes serve no thread view).
+  if (s.agent && problems.length === 0) problems.push(...(await threadViewToolProblems(url, agent.threadId, timeoutMs)));
+  return { ok: problems.length === 0, problems, runs, messages: agent.messages };
+}
+
+/**
+ * runFollowUp is the second turn of a row with `followUp` ({text, answer}):
+ * after run 1 passed, the user says `text` on the same thread (a new A2A
+ * task in the same context) and run 2 must answer `answer` exactly once in
+ * what it added — an answer that depends on run 1 (memory) shows the
+ * context reached the agent.
+ */
+async function runFollowUp(s, agent, url, runs, version, timeoutMs) {
+  agent.addMessage({ id: randomUUID(), role: 'user', content: s.followUp.text });
+  const before = assistantText(agent.messages);
+  const second = await runOnce(agent, {}, timeoutMs);
+  runs.push(second);
+  const after = assistantText(agent.messages);
+  const added = after.startsWith(before) ? after.slice(before.length) : after;
+  const expect = { answer: s.followUp.answer, never: s.expect?.never };
+  const problems = [
+    ...judge(expect, second, [{ role: 'assistant', content: added }], version),
+    ...bridgeStateProblems(s, expect, second, agent.state),
+    ...threadToolCardProblems(agent.messages),
+  ].map((x) => `second turn: ${x}`);
+  if (s.agent && problems.length === 0) problems.push(...(await threadViewToolProblems(url, agent.threadId, timeoutMs)));
   return { ok: problems.length === 0, problems, runs, messages: agent.messages };
 }
 

@@ -1,12 +1,16 @@
-// Browser tests: the bridge's web console and the React example, driven in
+// Browser tests: the bridge's web console and the CopilotKit app, driven in
 // real headless Chromium against a real `bridge demo` (no mocks anywhere).
 //
-//   node console/e2e/run.mjs [--only REGEX] [--no-build] [--verbose]
+//   node console/e2e/run.mjs [--only REGEX] [--no-build] [--no-app-build] [--verbose]
 //
-// It builds ./cmd/bridge into console/e2e/.work, builds the React example
-// (examples/copilotkit, Vite) and serves its dist/ with a small static server,
-// starts `bridge demo --listen 127.0.0.1:<free port>`, waits for /readyz, and
-// runs every scenario in a fresh browser context. Each scenario waits on DOM
+// --no-build skips every build; --no-app-build only the CopilotKit app's
+// (make browsertest-deps has just built it).
+//
+// It builds ./cmd/bridge into console/e2e/.work and the CopilotKit app
+// (examples/copilotkit, Vite), starts `bridge demo --listen 127.0.0.1:<free
+// port>`, waits for /readyz, starts the app's CopilotKit runtime
+// (examples/copilotkit/server.mjs, which hosts the demo's agents as HttpAgents
+// and serves the built app) on another free port, and runs every scenario in a fresh browser context. Each scenario waits on DOM
 // conditions, never on timers, and leaves a screenshot in
 // artifacts/screenshots/<scenario>.png (…-failed.png when it failed). The last
 // line is "N passed, M failed"; the exit code is 1 when anything failed.
@@ -16,7 +20,6 @@
 // drives any recent Chromium over CDP.
 
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -35,6 +38,7 @@ const { values: opts } = parseArgs({
   options: {
     only: { type: 'string' },
     'no-build': { type: 'boolean', default: false },
+    'no-app-build': { type: 'boolean', default: false },
     verbose: { type: 'boolean', short: 'v', default: false },
   },
 });
@@ -152,6 +156,58 @@ async function journal(bridge, agent, threadId) {
     if (page.done || page.events.length === 0) return events;
     after = page.next;
   }
+}
+
+// ---------- the CopilotKit app (examples/copilotkit) ----------
+
+// openCopilotKit opens the app on one bridge agent and waits for CopilotKit
+// to have connected to its runtime (the chat's input is there).
+async function openCopilotKit(page, url, agent) {
+  await page.goto(`${url}/?agent=${encodeURIComponent(agent)}`);
+  await page.getByRole('heading', { name: agent, exact: true }).waitFor();
+  await page.getByTestId('copilot-chat-textarea').waitFor();
+}
+
+const chatText = (page) => page.getByTestId('copilot-message-list').innerText();
+const idle = (page) => page.locator('.status[data-running="false"]').waitFor();
+
+// chat sends one message through <CopilotChat>'s own input and send button.
+async function chat(page, text) {
+  await page.getByTestId('copilot-chat-textarea').fill(text);
+  await page.getByTestId('copilot-send-button').click();
+  await page.getByTestId('copilot-user-message').filter({ hasText: text }).first().waitFor();
+}
+
+// answered waits for `text` in an assistant message and for the run to end,
+// then checks that the chat shows it exactly once.
+async function answered(page, text) {
+  await page.getByTestId('copilot-assistant-message').filter({ hasText: text }).first().waitFor();
+  await idle(page);
+  const n = occurrences(await chatText(page), text);
+  check(n === 1, `${JSON.stringify(text)} shown ${n} times in the chat`);
+  const holders = await page.getByTestId('copilot-assistant-message').filter({ hasText: text }).count();
+  check(holders === 1, `${holders} assistant messages hold ${JSON.stringify(text)}`);
+}
+
+// bridgeThread is the bridge's record of the thread the CopilotKit page is
+// on (the runtime passes CopilotKit's threadId through): GET
+// /agents/{agent}/threads/{threadId}.
+async function bridgeThread(page, bridge, agent) {
+  const threadId = await page.locator('main[data-thread-id]').getAttribute('data-thread-id');
+  check(threadId, 'the page shows no thread id');
+  const res = await fetch(`${bridge}/agents/${agent}/threads/${encodeURIComponent(threadId)}`);
+  check(res.ok, `GET the thread ${threadId}: HTTP ${res.status}`);
+  return res.json();
+}
+
+// interruptForm waits for the useInterrupt form with n parts.
+async function interruptForm(page, n) {
+  const form = page.getByRole('form', { name: 'Answer the agent' });
+  await form.waitFor();
+  await idle(page);
+  const parts = await form.locator('fieldset.part').count();
+  check(parts === n, `the interrupt form has ${parts} parts, want ${n}`);
+  return form;
 }
 
 // ---------- scenarios ----------
@@ -472,38 +528,196 @@ const scenarios = [
     },
   },
   {
-    name: 'react-streamer',
-    what: 'React example (HttpAgent): one streamed answer from streamer',
-    async run({ page, bridge, exampleURL }) {
-      await page.goto(`${exampleURL}/?bridge=${encodeURIComponent(bridge)}&agent=streamer`);
-      await page.getByRole('heading', { name: 'streamer' }).waitFor();
-      await page.getByLabel('Message').fill('Hello from React');
-      await page.getByRole('button', { name: 'Send' }).click();
-      const answer = 'You said: Hello from React. Here is a streamed answer.';
-      await page.locator('.message.assistant').getByText(answer).waitFor();
-      await page.locator('.status[data-running="false"]').waitFor();
-      const text = await page.getByRole('list', { name: 'Conversation' }).innerText();
-      check(occurrences(text, answer) === 1, `answer shown ${occurrences(text, answer)} times`);
-      check((await page.locator('.status').innerText()) === '', `status line: ${await page.locator('.status').innerText()}`);
+    name: 'copilotkit-streamer',
+    what: 'CopilotKit app: <CopilotChat> shows the streamed answer exactly once',
+    async run({ page, copilotkitURL }) {
+      await openCopilotKit(page, copilotkitURL, 'streamer');
+      await chat(page, 'Hello from CopilotKit');
+      const answer = 'You said: Hello from CopilotKit. Here is a streamed answer.';
+      await answered(page, answer);
+      check(occurrences(await chatText(page), 'Hello from CopilotKit') === 2, 'the question shown once (and once inside the answer)');
+      check((await page.getByTestId('copilot-user-message').count()) === 1, 'one user message');
+      // A second turn on the same thread: CopilotKit sends the whole
+      // conversation again; only the new message reaches the agent.
+      await chat(page, 'And a second one');
+      await answered(page, 'You said: And a second one. Here is a streamed answer.');
+      check(occurrences(await chatText(page), answer) === 1, 'the first answer is still shown once');
+      check((await page.getByTestId('copilot-assistant-message').count()) === 2, 'two answers in all');
     },
   },
   {
-    name: 'react-asker',
-    what: 'React example (HttpAgent): the asker interrupt, answered and resumed',
-    async run({ page, bridge, exampleURL }) {
-      await page.goto(`${exampleURL}/?bridge=${encodeURIComponent(bridge)}&agent=asker`);
-      await page.getByRole('heading', { name: 'asker' }).waitFor();
-      await page.getByLabel('Message').fill('What is the weather?');
-      await page.getByRole('button', { name: 'Send' }).click();
-      const form = page.getByRole('form', { name: 'The agent asks' });
-      await form.getByText('Which city should I check?').waitFor();
-      await form.getByLabel('city').fill('Lisbon');
+    name: 'copilotkit-counter-stream',
+    what: 'CopilotKit app: the counter streams through the runtime (numbers shown while it runs), 1 to 100 once each',
+    async run({ page, copilotkitURL }) {
+      await openCopilotKit(page, copilotkitURL, 'counter');
+      await chat(page, 'Count for me');
+      const body = page.getByTestId('copilot-assistant-message');
+      // Seen while the run is still going: the runtime passes chunks on as they come.
+      await page.waitForFunction(() => {
+        const el = document.querySelector('[data-testid="copilot-assistant-message"]');
+        const running = document.querySelector('.status[data-running="true"]');
+        return running && el && el.textContent.trim().split(/\s+/).filter((w) => /^\d+$/.test(w)).length >= 3;
+      });
+      await idle(page);
+      check((await body.count()) === 1, `${await body.count()} assistant messages, want 1`);
+      const n = expectCounting((await body.innerText()).replace(/[^\d\s]/g, ' '), 'the counter in <CopilotChat>');
+      check(n === 100, `the counter ended at ${n}, want 100`);
+    },
+  },
+  {
+    name: 'copilotkit-asker',
+    what: 'CopilotKit app: the asker interrupt answered through useInterrupt, the answer arrives once',
+    async run({ page, copilotkitURL }) {
+      await openCopilotKit(page, copilotkitURL, 'asker');
+      await chat(page, 'What is the weather?');
+      const form = await interruptForm(page, 1);
+      const part = form.locator('fieldset.question');
+      await part.getByText('Which city should I check?').waitFor();
+      check((await part.getAttribute('data-member')) === 'asker', 'the question names its agent');
+      await page.screenshot({ path: path.join(shots, 'copilotkit-asker-interrupted.png') });
+      await part.getByLabel('city').fill('Lisbon');
       await form.getByRole('button', { name: 'Send answer' }).click();
-      await page.locator('.message.assistant').getByText('The weather in Lisbon is sunny.').waitFor();
-      await page.locator('.status[data-running="false"]').waitFor();
+      await answered(page, 'The weather in Lisbon is sunny.');
       check((await form.count()) === 0, 'the interrupt form is gone');
-      const text = await page.getByRole('list', { name: 'Conversation' }).innerText();
-      check(occurrences(text, 'The weather in Lisbon is sunny.') === 1, 'the answer is shown once');
+      check(occurrences(await chatText(page), 'Which city should I check?') === 1, 'the question is shown once');
+    },
+  },
+  ...['approve', 'deny', 'edit'].map((decision) => ({
+    name: `copilotkit-approval-${decision}`,
+    what: `CopilotKit app: the approver's book_flight call, ${decision === 'edit' ? 'approved with edited arguments' : decision === 'deny' ? 'denied' : 'approved'} through useInterrupt (tool_call interrupt)`,
+    async run({ page, bridge, copilotkitURL }) {
+      await openCopilotKit(page, copilotkitURL, 'approver');
+      await chat(page, 'Book my flight');
+      const form = await interruptForm(page, 1);
+      const part = form.locator('fieldset.approval');
+      await part.getByText("I'd like to book flight LH123 to Lisbon on 2026-12-24 for 2 passengers. Approve?").waitFor();
+      const proposed = await part.locator('.proposed-call').innerText();
+      check(proposed.startsWith('book_flight(') && proposed.includes('"passengers":2'), `the proposed call is shown: ${proposed}`);
+      const card = page.locator('[data-tool="book_flight"]');
+      check((await card.count()) === 1, `${await card.count()} book_flight cards in the chat, want 1`);
+      let answer;
+      if (decision === 'approve') {
+        await part.getByRole('button', { name: 'Approve', exact: true }).click();
+        answer = 'Booked LH123 to Lisbon for 2 passengers. Confirmation ABC123.';
+      } else if (decision === 'deny') {
+        await part.getByRole('button', { name: 'Deny', exact: true }).click();
+        answer = 'OK, I did not book anything.';
+      } else {
+        await part.getByRole('button', { name: 'Edit', exact: true }).click();
+        const area = part.getByLabel('Arguments');
+        const args = JSON.parse(await area.inputValue());
+        check(args.flight === 'LH123' && args.passengers === 2, `the editor holds the proposed arguments: ${JSON.stringify(args)}`);
+        await area.fill(JSON.stringify({ ...args, passengers: 3 }, null, 2));
+        answer = 'Booked LH123 to Lisbon for 3 passengers. Confirmation ABC123.';
+      }
+      await form.getByRole('button', { name: 'Send answer' }).click();
+      await answered(page, answer);
+      check((await form.count()) === 0, 'the interrupt form is gone');
+      check((await card.count()) === 1, `after the resume ${await card.count()} book_flight cards, want 1`);
+      // The bridge's record of the thread, which a replay or another tab
+      // gets: the call has one result, and the answer is there once.
+      const thread = await bridgeThread(page, bridge, 'approver');
+      const callId = thread.messages.flatMap((m) => m.toolCalls ?? []).find((tc) => tc.function?.name === 'book_flight')?.id;
+      const results = thread.messages.filter((m) => m.role === 'tool' && m.toolCallId === callId);
+      check(results.length === 1, `the bridge's thread holds ${results.length} results for the call: ${JSON.stringify(results)}`);
+      check(thread.messages.filter((m) => m.role === 'assistant' && m.content === answer).length === 1, 'the bridge\'s thread holds the answer once');
+      if (decision !== 'deny') {
+        check(results[0].content.includes('"status":"booked"'), `the bridge records the booking as the call's result: ${results[0].content}`);
+        const result = await card.locator('.tool-result').innerText();
+        check(result.includes('"status":"booked"') && result.includes('ABC123'), `the booking result on the call: ${result}`);
+        check(result.includes(`"passengers":${decision === 'edit' ? 3 : 2}`), `the result books the ${decision === 'edit' ? 'edited' : 'proposed'} call: ${result}`);
+      } else {
+        check(!(await chatText(page)).includes('ABC123'), 'nothing was booked');
+      }
+      // The next turn resends the whole conversation, CopilotKit's tool
+      // message for the answered call included; the agent asks anew.
+      await chat(page, 'Book another one');
+      const again = await interruptForm(page, 1);
+      await again.locator('fieldset.approval').getByText('Approve?').waitFor();
+      check((await card.count()) === 2, `after a second proposal ${await card.count()} book_flight cards, want 2`);
+      check(occurrences(await chatText(page), answer) === 1, 'the first answer is still shown once');
+    },
+  })),
+  {
+    name: 'copilotkit-team',
+    what: 'CopilotKit app: team concierge, two interrupts (asker, approver) answered by one resume',
+    async run({ page, copilotkitURL }) {
+      await openCopilotKit(page, copilotkitURL, 'concierge');
+      await chat(page, 'What is the weather? And book me a flight to Lisbon');
+      const form = await interruptForm(page, 2);
+      const asks = form.locator('fieldset.question[data-member="asker"]');
+      const approval = form.locator('fieldset.approval[data-member="approver"]');
+      await asks.getByText('Which city should I check?').waitFor();
+      await approval.getByText('Approve?').waitFor();
+      await page.screenshot({ path: path.join(shots, 'copilotkit-team-interrupted.png') });
+      const send = form.getByRole('button', { name: 'Send answers' });
+      await asks.getByLabel('city').fill('Lisbon');
+      check(await send.isDisabled(), 'one answer of two does not send');
+      await approval.getByRole('button', { name: 'Approve', exact: true }).click();
+      await send.click();
+      await answered(page, 'The weather in Lisbon is sunny.');
+      await answered(page, 'Booked LH123 to Lisbon for 2 passengers. Confirmation ABC123.');
+      check((await form.count()) === 0, 'the interrupt form is gone');
+      const card = page.locator('[data-tool="book_flight"]');
+      check((await card.count()) === 1, `${await card.count()} book_flight cards, want 1`);
+      check((await card.locator('.tool-result').innerText()).includes('ABC123'), 'the booking result is on the call');
+    },
+  },
+  {
+    name: 'copilotkit-state',
+    what: 'CopilotKit app: dashboard state through useCoAgent, the page\'s own key sent to the agent and kept',
+    async run({ page, copilotkitURL }) {
+      await openCopilotKit(page, copilotkitURL, 'dashboard');
+      const state = page.getByRole('region', { name: 'Shared state' });
+      await state.getByLabel('Your name').fill('Ada');
+      await state.getByRole('button', { name: 'Save' }).click();
+      await state.locator('[data-key="userName"]').getByText('Ada', { exact: true }).waitFor();
+      await chat(page, 'Show me');
+      await answered(page, 'Dashboard ready for Ada.');
+      const artifacts = JSON.parse(await state.locator('[data-key="artifacts"] pre').innerText());
+      const { progress } = artifacts;
+      check(progress?.step === 3 && progress?.of === 3 && progress?.done === true && Object.keys(progress).length === 3, `progress artifact (its three updates merged): ${JSON.stringify(artifacts)}`);
+      check(JSON.stringify(artifacts.rows) === '[1,2,3]', `rows artifact: ${JSON.stringify(artifacts.rows)}`);
+      check(JSON.parse(await state.locator('[data-key="ui"] pre').innerText()).theme === 'dark', 'the UI state keys arrived');
+      check((await state.locator('[data-key="task"]').innerText()) === 'completed', 'the task state is in the shared state');
+      check((await state.locator('[data-key="userName"]').innerText()) === 'Ada', 'the page\'s own key is kept');
+    },
+  },
+  {
+    name: 'copilotkit-frontend-tool',
+    what: 'CopilotKit app: painter calls change_background, useCopilotAction runs it in the page, the result goes back',
+    async run({ page, copilotkitURL }) {
+      await openCopilotKit(page, copilotkitURL, 'painter');
+      await chat(page, 'Paint the background');
+      await page.locator('main[data-background="blue"]').waitFor();
+      await answered(page, 'Background changed to blue (the page is now blue).');
+      const card = page.locator('[data-tool="change_background"]');
+      check((await card.count()) === 1, `${await card.count()} change_background cards, want 1`);
+      check((await card.getAttribute('data-status')) === 'complete', `the call's card says ${await card.getAttribute('data-status')}`);
+    },
+  },
+  {
+    name: 'copilotkit-failer',
+    what: 'CopilotKit app: the failing agent\'s error is shown, the chat takes the next message, another agent answers',
+    async run({ page, copilotkitURL }) {
+      await openCopilotKit(page, copilotkitURL, 'failer');
+      await chat(page, 'Do it');
+      const alert = page.getByRole('alert');
+      await alert.getByText('upstream LLM quota exceeded').waitFor();
+      await idle(page);
+      check((await alert.getAttribute('data-code')) === 'a2a_failed', `the bridge's RUN_ERROR code reaches the page: ${await alert.getAttribute('data-code')}`);
+      await page.screenshot({ path: path.join(shots, 'copilotkit-failer-error.png') });
+      await alert.getByRole('button', { name: 'Dismiss' }).click();
+      await alert.waitFor({ state: 'detached' });
+      // The failed run left nothing stuck: the next message is sent, and fails the same way.
+      await chat(page, 'Try again');
+      await alert.getByText('upstream LLM quota exceeded').waitFor();
+      await idle(page);
+      check((await page.getByTestId('copilot-user-message').count()) === 2, 'both messages are in the chat');
+      await page.getByRole('navigation', { name: 'Agents' }).getByRole('link', { name: 'streamer' }).click();
+      await page.getByRole('heading', { name: 'streamer' }).waitFor();
+      await chat(page, 'Still there');
+      await answered(page, 'You said: Still there. Here is a streamed answer.');
     },
   },
 ];
@@ -524,8 +738,11 @@ async function restartableBridge(bin, agentsBin) {
   let agentsURL = null;
   let agents = null;
   let child = null;
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
+  let starts = 0;
+  // The port is taken at the first start, not when the suite begins: a
+  // port found free minutes earlier may be another process's by then.
+  let port = 0;
+  let url = '';
   const config = path.join(work, 'restart-bridge.yaml');
   const store = path.join(work, 'restart-bridge.db');
   fs.rmSync(store, { force: true });
@@ -534,6 +751,9 @@ async function restartableBridge(bin, agentsBin) {
     // that key, as principal "alice".
     async start({ apiKey } = {}) {
       if (!agentsURL) {
+        port = await freePort();
+        url = `http://127.0.0.1:${port}`;
+        this.url = url;
         agents = start(agentsBin, ['--listen', '127.0.0.1:0'], { cwd: work, logFile: path.join(work, 'restart-agents.log'), captureStdout: true });
         agentsURL = (await firstJSONLine(agents, 30_000, 'demo-agents')).agents;
         fs.writeFileSync(config, [
@@ -549,7 +769,8 @@ async function restartableBridge(bin, agentsBin) {
           '',
         ].join('\n'));
       }
-      child = start(bin, ['serve', '--config', config], { cwd: work, logFile: path.join(work, 'restart-bridge.log') });
+      starts++;
+      child = start(bin, ['serve', '--config', config], { cwd: work, logFile: path.join(work, `restart-bridge-${starts}.log`) });
       await waitReady(`${url}/readyz`, child, 30_000, 'bridge serve');
       return this;
     },
@@ -565,27 +786,6 @@ async function restartableBridge(bin, agentsBin) {
   };
 }
 
-// ---------- the static server for the React example ----------
-
-const STATIC_TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.svg': 'image/svg+xml' };
-
-function serveStatic(dir, port) {
-  const server = http.createServer((req, res) => {
-    const p = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    const file = path.resolve(dir, '.' + (p.endsWith('/') ? p + 'index.html' : p));
-    if (!file.startsWith(dir + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
-      return;
-    }
-    res.writeHead(200, { 'Content-Type': STATIC_TYPES[path.extname(file)] ?? 'application/octet-stream' });
-    fs.createReadStream(file).pipe(res);
-  });
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve(server));
-  });
-}
-
 // ---------- main ----------
 
 async function main() {
@@ -599,10 +799,10 @@ async function main() {
   const agentsBin = path.join(work, 'demo-agents');
   const dist = path.join(example, 'dist');
   if (!opts['no-build']) {
-    say('== building the bridge, the demo agents and the React example');
+    say('== building the bridge, the demo agents and the CopilotKit app');
     await run('go', ['build', '-o', bin, './cmd/bridge'], { cwd: root });
     await run('go', ['build', '-o', agentsBin, './examples/cmd/demo-agents'], { cwd: root });
-    await run('npm', ['run', 'build'], { cwd: example });
+    if (!opts['no-app-build']) await run('npm', ['run', 'build'], { cwd: example });
   }
 
   const port = await freePort();
@@ -610,8 +810,21 @@ async function main() {
   const bridgeLog = path.join(work, 'bridge.log');
   const child = start(bin, ['demo', '--listen', `127.0.0.1:${port}`], { cwd: work, logFile: bridgeLog });
   await waitReady(`${bridge}/readyz`, child, 30_000, 'bridge demo');
-  const staticServer = await serveStatic(dist, await freePort());
-  const exampleURL = `http://127.0.0.1:${staticServer.address().port}`;
+  // The CopilotKit app's runtime (examples/copilotkit/server.mjs) hosts the
+  // demo bridge's agents and serves the built app from the same origin.
+  const runtimeLog = path.join(work, 'copilotkit-runtime.log');
+  const runtime = start('node', [path.join(example, 'server.mjs'), '--listen', `127.0.0.1:${await freePort()}`, '--bridge', bridge, '--dist', dist], {
+    cwd: example,
+    logFile: runtimeLog,
+    captureStdout: true,
+    env: { COPILOTKIT_TELEMETRY_DISABLED: 'true' },
+  });
+  const copilotkitURL = await firstJSONLine(runtime, 60_000, 'the CopilotKit runtime (examples/copilotkit/server.mjs)').then(
+    (ready) => ready.url,
+    (err) => {
+      throw new Error(`${err.message}\n${path.relative(root, runtimeLog)}:\n${tail(runtimeLog, 20)}`);
+    },
+  );
 
   const browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
   let passed = 0;
@@ -630,7 +843,7 @@ async function main() {
       const restartable = await restartableBridge(bin, agentsBin);
       const t0 = Date.now();
       try {
-        await s.run({ page, bridge, exampleURL, restartable });
+        await s.run({ page, bridge, copilotkitURL, restartable });
         check(pageErrors.length === 0, `uncaught errors in the page: ${pageErrors.join('; ')}`);
         await page.screenshot({ path: path.join(shots, `${s.name}.png`) });
         passed++;
@@ -647,7 +860,6 @@ async function main() {
     }
   } finally {
     await browser.close();
-    staticServer.close();
     await stopAll();
   }
   if (failed > 0) say(`bridge log (last lines of ${path.relative(root, bridgeLog)}):\n${tail(bridgeLog, 20)}`);

@@ -51,6 +51,10 @@ type Thread struct {
 	// ActiveRunID is the run in progress ("" when none): one active run
 	// per thread.
 	ActiveRunID string `json:"activeRunId,omitempty"`
+	// LastRunID is the run before the active one (the last run when none
+	// is active): a client that reuses it (CopilotKit's resume) gets a run
+	// whose ids differ from that run's.
+	LastRunID string `json:"lastRunId,omitempty"`
 	// ActiveSince is when the active run started.
 	ActiveSince time.Time `json:"activeSince,omitzero"`
 	// Principal is who created the thread (the authenticated caller; ""

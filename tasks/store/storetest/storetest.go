@@ -89,6 +89,7 @@ func sample(key store.ThreadKey) *store.Thread {
 		TaskState:       "working",
 		SeenMessageIDs:  []string{"m1", "m2"},
 		ActiveRunID:     "run-1",
+		LastRunID:       "run-0",
 		ActiveSince:     time.Date(2026, 5, 1, 12, 30, 0, 123456789, time.UTC),
 		Owner:           "instance-1",
 		Principal:       "alice",

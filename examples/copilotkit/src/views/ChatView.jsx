@@ -1,0 +1,82 @@
+import { useEffect, useState } from 'react';
+import { CopilotChat, useAgent } from '@copilotkit/react-core/v2';
+import { agentName, withParams } from '../config.js';
+import InterruptPanel from '../components/InterruptPanel.jsx';
+import SharedState from '../components/SharedState.jsx';
+import { BackgroundTool, BookingCard } from '../components/Tools.jsx';
+
+// The agents this view links to; any other bridge agent works with ?agent=NAME.
+const FEATURED = ['streamer', 'asker', 'approver', 'concierge', 'dashboard', 'painter', 'failer'];
+
+// ChatView is CopilotKit's own chat (<CopilotChat>) with the bridge agent,
+// and beside it what the CopilotKit hooks add: the pending interrupts
+// (useInterrupt), the shared state (useCoAgent), a frontend tool
+// (useCopilotAction with a handler) and a card for the agent's own tool
+// call (useCopilotAction with a render).
+export default function ChatView() {
+  const { agent } = useAgent();
+  const [error, setError] = useState(null);
+  const [background, setBackground] = useState('');
+
+  // The run's RUN_ERROR as the bridge sent it (its stable code and message);
+  // cleared when the next run starts.
+  useEffect(() => {
+    if (!agent) return undefined;
+    const subscription = agent.subscribe({
+      onRunStartedEvent: () => setError(null),
+      onRunErrorEvent: ({ event }) => setError({ code: event.code ?? 'error', message: event.message }),
+    });
+    return () => subscription.unsubscribe();
+  }, [agent]);
+
+  return (
+    <main
+      className="app"
+      data-thread-id={agent?.threadId}
+      data-background={background || undefined}
+      style={background ? { background } : undefined}
+    >
+      <header>
+        <h1>{agentName}</h1>
+        <p className="muted">
+          A2A agent through the bridge, hosted by the CopilotKit runtime as an AG-UI <code>HttpAgent</code>.
+        </p>
+        <nav aria-label="Agents">
+          {FEATURED.map((name) => (
+            <a key={name} href={withParams({ agent: name })} aria-current={name === agentName ? 'page' : undefined}>
+              {name}
+            </a>
+          ))}
+        </nav>
+      </header>
+
+      <div className="layout">
+        <section className="chat" aria-label="Conversation">
+          <CopilotChat
+            // Failures without a RUN_ERROR (the runtime unreachable, an HTTP
+            // error) reach only CopilotKit's error handler.
+            onError={({ error: err, code }) => setError((shown) => shown ?? { code: String(code ?? 'error'), message: err?.message ?? String(err) })}
+          />
+        </section>
+        <aside className="side">
+          <p className="status" role="status" data-running={String(Boolean(agent?.isRunning))}>
+            {agent?.isRunning ? 'Running…' : 'Idle'}
+          </p>
+          {error && (
+            <div className="error" role="alert" data-code={error.code}>
+              <strong>The agent failed</strong>
+              <p>{error.message}</p>
+              <button type="button" className="secondary" onClick={() => setError(null)}>
+                Dismiss
+              </button>
+            </div>
+          )}
+          <InterruptPanel />
+          <SharedState />
+        </aside>
+      </div>
+      <BackgroundTool onChange={setBackground} />
+      <BookingCard />
+    </main>
+  );
+}
