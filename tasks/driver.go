@@ -912,7 +912,11 @@ func (d *driver) leave() {
 func (d *driver) suspendWith(message string) {
 	d.journal.flush()
 	var tail []agui.Envelope
-	for _, e := range d.out.Fail(CodeServerShutdown, message) {
+	closing := d.out.Fail
+	if d.team != nil {
+		closing = d.team.cut
+	}
+	for _, e := range closing(CodeServerShutdown, message) {
 		if d.guard.Check(e) != nil {
 			continue
 		}

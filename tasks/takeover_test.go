@@ -126,3 +126,33 @@ func TestTeamRunTakenOverEnds(t *testing.T) {
 		return err == nil && th.ActiveRunID == ""
 	})
 }
+
+// TestTeamRunCutByShutdown: the client of a team run the bridge cut by a
+// shutdown reads the run to a RUN_ERROR server_shutdown, though a member
+// had a message open (before, the verifier refused that RUN_ERROR and the
+// reader was told the run was lost).
+func TestTeamRunCutByShutdown(t *testing.T) {
+	t.Parallel()
+	for _, v1 := range []bool{false, true} {
+		st := store.NewMemoryStore()
+		member := &scriptedAgent{streaming: true, hold: true, stream: teamTurn("t1", "Hello there", a2a.TaskStateWorking)[:2]}
+		svc := NewService(Options{Store: st, ExclusiveStore: true,
+			Agents: []AgentSpec{{Name: "m", Connect: func(context.Context) (Agent, error) { return member, nil }}},
+			Teams:  []TeamSpec{{Name: "team", Strategy: StrategyParallel, Members: []string{"m"}}}})
+		run := must(svc.StartRun(t.Context(), "team", teamInput("r1", v1)))
+		waitFor(t, func() bool {
+			es, _ := st.Read(t.Context(), run.Key, 0, 100)
+			return strings.Contains(string(joined(es)), "Hello")
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+		_ = svc.Close(ctx)
+		cancel()
+		events := collect(t, run)
+		if err := agui.CheckStream(v1, events); err != nil {
+			t.Fatalf("v1=%v: %v", v1, err)
+		}
+		if e := lastError(t, events); e.Code != CodeServerShutdown {
+			t.Fatalf("v1=%v: the stream ends with %q", v1, e.Code)
+		}
+	}
+}

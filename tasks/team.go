@@ -667,3 +667,17 @@ func (t *teamRun) record(th *Thread) {
 		}
 	}
 }
+
+// cut ends the run where it stands with code: each member still going
+// first ends its part (closing what it has open, which a client's verifier
+// wants closed before the run's end), then the run. A run suspended by a
+// shutdown tells its readers so.
+func (t *teamRun) cut(code, message string) []agui.Event {
+	var out []agui.Event
+	for _, m := range t.members {
+		if !m.tr.Done() {
+			out = append(out, t.tm.Pass(m.tr.Fail(code, message))...)
+		}
+	}
+	return append(out, t.tm.Fail(code, message)...)
+}
