@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -102,12 +103,12 @@ func upstream(ctx context.Context, agent Agent, spec *AgentSpec, op *opening) it
 			}
 			switch {
 			case !answered:
-				yield(nil, cmpErr(broke, errNoAnswer))
+				yield(nil, cmp.Or(broke, errNoAnswer))
 				return
 			case op.streamOnly:
 				return
 			case id == "":
-				yield(nil, cmpErr(broke, errNoTask))
+				yield(nil, cmp.Or(broke, errNoTask))
 				return
 			case broke != nil && ctx.Err() == nil && op.brokeOff != nil:
 				op.brokeOff(broke)
@@ -117,13 +118,6 @@ func upstream(ctx context.Context, agent Agent, spec *AgentSpec, op *opening) it
 			yield(nil, err)
 		}
 	}
-}
-
-func cmpErr(err, otherwise error) error {
-	if err != nil {
-		return err
-	}
-	return otherwise
 }
 
 // send delivers msg over the agent's stream, or, for an agent without
