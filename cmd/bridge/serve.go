@@ -31,6 +31,9 @@ import (
 	"github.com/a2a-agui-bridge/bridge/mapping"
 	"github.com/a2a-agui-bridge/bridge/observe"
 	"github.com/a2a-agui-bridge/bridge/tasks"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
+	"github.com/a2a-agui-bridge/bridge/tasks/store/boltstore"
+	"github.com/a2a-agui-bridge/bridge/tasks/store/redisstore"
 )
 
 // cmdServe runs the bridge from a config file; its logs go to stderr in
@@ -457,9 +460,9 @@ const redisOpenTimeout = 10 * time.Second
 func openStore(ctx context.Context, c config.Store) (tasks.Store, error) {
 	switch c.Kind {
 	case config.StoreMemory:
-		return tasks.NewMemoryStore(), nil
+		return store.NewMemoryStore(), nil
 	case config.StoreEmbedded, "":
-		s, err := tasks.OpenBoltStore(c.Path)
+		s, err := boltstore.OpenBoltStore(c.Path)
 		if err != nil {
 			return nil, fmt.Errorf("store: %w", err)
 		}
@@ -467,7 +470,7 @@ func openStore(ctx context.Context, c config.Store) (tasks.Store, error) {
 	case config.StoreRedis:
 		ctx, cancel := context.WithTimeout(ctx, redisOpenTimeout)
 		defer cancel()
-		s, err := tasks.OpenRedisStore(ctx, c.URL, tasks.RedisOptions{})
+		s, err := redisstore.OpenRedisStore(ctx, c.URL, redisstore.RedisOptions{})
 		if err != nil {
 			return nil, fmt.Errorf("store: %w (is Redis running, and is store.url right?)", err)
 		}

@@ -1,4 +1,4 @@
-// Package storetest is the conformance suite every tasks.Store backend
+// Package storetest is the conformance suite every store.Store backend
 // passes, in the style of testing/fstest: a backend's own test calls Run
 // with a function that opens an empty store, and Run checks the behaviour
 // the bridge relies on — optimistic thread versions, deep copies,

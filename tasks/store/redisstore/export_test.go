@@ -1,4 +1,4 @@
-package tasks
+package redisstore
 
 // RedisParkedWaits is how many Waits on s found their journal with nothing
 // new and are blocked until an XREAD wakes them, so a test can append only

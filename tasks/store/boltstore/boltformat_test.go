@@ -1,4 +1,4 @@
-package tasks
+package boltstore
 
 import (
 	"path/filepath"

@@ -1,4 +1,4 @@
-package tasks_test
+package redisstore_test
 
 import (
 	"os/exec"

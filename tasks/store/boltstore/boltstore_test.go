@@ -1,4 +1,4 @@
-package tasks_test
+package boltstore_test
 
 import (
 	"bytes"
@@ -12,13 +12,14 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	bolterrors "go.etcd.io/bbolt/errors"
 
-	"github.com/a2a-agui-bridge/bridge/tasks"
-	"github.com/a2a-agui-bridge/bridge/tasks/storetest"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
+	"github.com/a2a-agui-bridge/bridge/tasks/store/boltstore"
+	"github.com/a2a-agui-bridge/bridge/tasks/store/storetest"
 )
 
-func openBolt(t testing.TB, path string) *tasks.BoltStore {
+func openBolt(t testing.TB, path string) *boltstore.BoltStore {
 	t.Helper()
-	s, err := tasks.OpenBoltStore(path)
+	s, err := boltstore.OpenBoltStore(path)
 	if err != nil {
 		t.Fatalf("OpenBoltStore: %v", err)
 	}
@@ -27,7 +28,7 @@ func openBolt(t testing.TB, path string) *tasks.BoltStore {
 
 func TestBoltStore(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) tasks.Store {
+	storetest.Run(t, func(t *testing.T) store.Store {
 		return openBolt(t, filepath.Join(t.TempDir(), "bridge.db"))
 	})
 }
@@ -35,7 +36,7 @@ func TestBoltStore(t *testing.T) {
 func TestBoltWaitBlocks(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
-		waitBlocks(t, openBolt(t, filepath.Join(t.TempDir(), "bridge.db")))
+		storetest.WaitBlocks(t, openBolt(t, filepath.Join(t.TempDir(), "bridge.db")))
 	})
 }
 
@@ -43,10 +44,10 @@ func TestBoltReopen(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "data", "bridge.db")
-	k := tasks.ThreadKey{Agent: "agent", ThreadID: "t"}
+	k := store.ThreadKey{Agent: "agent", ThreadID: "t"}
 
 	s := openBolt(t, path)
-	th := &tasks.Thread{Key: k, ContextID: "ctx-1", TaskID: "task-1", SeenMessageIDs: []string{"m1"}}
+	th := &store.Thread{Key: k, ContextID: "ctx-1", TaskID: "task-1", SeenMessageIDs: []string{"m1"}}
 	v, err := s.PutThread(ctx, th)
 	if err != nil {
 		t.Fatal(err)
@@ -57,11 +58,11 @@ func TestBoltReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := s.Append(ctx, k,
-		tasks.Entry{Seq: 1, RunID: "run-1", Event: []byte(`{"type":"RUN_STARTED"}`)},
-		tasks.Entry{Seq: 2, RunID: "run-1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true}); err != nil {
+		store.Entry{Seq: 1, RunID: "run-1", Event: []byte(`{"type":"RUN_STARTED"}`)},
+		store.Entry{Seq: 2, RunID: "run-1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Append(ctx, k, tasks.Entry{Seq: 3, RunID: "run-2", Event: []byte(`{"type":"RUN_STARTED"}`)}); err != nil {
+	if err := s.Append(ctx, k, store.Entry{Seq: 3, RunID: "run-2", Event: []byte(`{"type":"RUN_STARTED"}`)}); err != nil {
 		t.Fatal(err)
 	}
 	wantThread, err := s.GetThread(ctx, k)
@@ -95,10 +96,10 @@ func TestBoltReopen(t *testing.T) {
 	if last, err := s.LastSeq(ctx, k); err != nil || last != 3 {
 		t.Errorf("LastSeq after reopen = %d, %v; want 3", last, err)
 	}
-	if err := s.Append(ctx, k, tasks.Entry{Seq: 3, RunID: "run-2", Event: []byte(`{}`)}); !errors.Is(err, tasks.ErrConflict) {
+	if err := s.Append(ctx, k, store.Entry{Seq: 3, RunID: "run-2", Event: []byte(`{}`)}); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("Append reusing seq 3 after reopen: %v, want ErrConflict", err)
 	}
-	if err := s.Append(ctx, k, tasks.Entry{Seq: 4, RunID: "run-2", Event: []byte(`{}`)}); err != nil {
+	if err := s.Append(ctx, k, store.Entry{Seq: 4, RunID: "run-2", Event: []byte(`{}`)}); err != nil {
 		t.Errorf("Append after reopen: %v", err)
 	}
 	wantThread.TaskState = "input-required"
@@ -134,7 +135,7 @@ func TestBoltLocked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "bridge.db")
 	s := openBolt(t, path)
 	defer s.Close()
-	second, err := tasks.OpenBoltStore(path)
+	second, err := boltstore.OpenBoltStore(path)
 	if err == nil {
 		second.Close()
 		t.Fatal("a second OpenBoltStore of an open file succeeded")
@@ -147,7 +148,7 @@ func TestBoltLocked(t *testing.T) {
 func TestBoltAfterClose(t *testing.T) {
 	t.Parallel()
 	s := openBolt(t, filepath.Join(t.TempDir(), "bridge.db"))
-	k := tasks.ThreadKey{Agent: "agent", ThreadID: "t"}
+	k := store.ThreadKey{Agent: "agent", ThreadID: "t"}
 	waited := make(chan error, 1)
 	go func() { waited <- s.Wait(t.Context(), k, 0) }()
 	if err := s.Close(); err != nil {
@@ -163,7 +164,7 @@ func TestBoltAfterClose(t *testing.T) {
 	if err := s.Ping(t.Context()); err == nil {
 		t.Error("Ping after Close succeeded")
 	}
-	if err := s.Append(t.Context(), k, tasks.Entry{Seq: 1, Event: []byte(`{}`)}); err == nil {
+	if err := s.Append(t.Context(), k, store.Entry{Seq: 1, Event: []byte(`{}`)}); err == nil {
 		t.Error("Append after Close succeeded")
 	}
 }
@@ -174,29 +175,9 @@ func TestBoltRefusesOtherFormat(t *testing.T) {
 	if err := os.WriteFile(path, bytes.Repeat([]byte("x"), 8192), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if s, err := tasks.OpenBoltStore(path); err == nil {
+	if s, err := boltstore.OpenBoltStore(path); err == nil {
 		s.Close()
 		t.Fatal("OpenBoltStore of a file that is not a bbolt database succeeded")
-	}
-}
-
-// benchEvent is a typical streamed AG-UI event: 200 bytes of JSON.
-var benchEvent = func() []byte {
-	ev := []byte(`{"type":"TEXT_MESSAGE_CONTENT","messageId":"msg-0123456789","delta":"`)
-	ev = append(ev, bytes.Repeat([]byte("a"), 200-len(ev)-2)...)
-	return append(ev, `"}`...)
-}()
-
-func benchmarkAppend(b *testing.B, s tasks.Store) {
-	k := tasks.ThreadKey{Agent: "agent", ThreadID: "t"}
-	e := tasks.Entry{RunID: "run-1", Event: benchEvent}
-	b.SetBytes(int64(len(benchEvent)))
-	b.ReportAllocs()
-	for b.Loop() {
-		e.Seq++
-		if err := s.Append(b.Context(), k, e); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 
@@ -204,9 +185,5 @@ func benchmarkAppend(b *testing.B, s tasks.Store) {
 func BenchmarkBoltAppend(b *testing.B) {
 	s := openBolt(b, filepath.Join(b.TempDir(), "bridge.db"))
 	defer s.Close()
-	benchmarkAppend(b, s)
-}
-
-func BenchmarkMemoryAppend(b *testing.B) {
-	benchmarkAppend(b, tasks.NewMemoryStore())
+	storetest.BenchmarkAppend(b, s)
 }

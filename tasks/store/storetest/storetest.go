@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"reflect"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,7 +17,7 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/mapping"
-	"github.com/a2a-agui-bridge/bridge/tasks"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
 // Run checks the store returned by open against the Store contract. Every
@@ -23,11 +25,11 @@ import (
 // empty store each time, and may use t (t.TempDir, t.Cleanup) for its
 // resources. Run closes each store when its subtest ends, so Close must be
 // safe to call twice (the Close subtest calls it first).
-func Run(t *testing.T, open func(t *testing.T) tasks.Store) {
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Helper()
 	tests := []struct {
 		name string
-		fn   func(t *testing.T, s tasks.Store)
+		fn   func(t *testing.T, s store.Store)
 	}{
 		{"GetMissing", testGetMissing},
 		{"PutCreates", testPutCreates},
@@ -70,7 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) tasks.Store) {
 // threadOpts compare threads as the caller sees them: the store stamps
 // UpdatedAt itself, and an empty slice may come back as nil.
 var threadOpts = cmp.Options{
-	cmpopts.IgnoreFields(tasks.Thread{}, "UpdatedAt"),
+	cmpopts.IgnoreFields(store.Thread{}, "UpdatedAt"),
 	cmpopts.EquateEmpty(),
 }
 
@@ -79,8 +81,8 @@ var entryOpts = cmp.Options{cmpopts.EquateEmpty()}
 // sample returns a thread with every field set except the two the store
 // owns (Version, UpdatedAt), so a round trip proves no field is dropped.
 // checkSample fails when a new Thread field is left zero here.
-func sample(key tasks.ThreadKey) *tasks.Thread {
-	return &tasks.Thread{
+func sample(key store.ThreadKey) *store.Thread {
+	return &store.Thread{
 		Key:             key,
 		ContextID:       "ctx-1",
 		TaskID:          "task-1",
@@ -112,12 +114,12 @@ func sample(key tasks.ThreadKey) *tasks.Thread {
 			State: "TASK_STATE_INPUT_REQUIRED", ToolCall: &mapping.ToolCallRef{CallID: "c1", Name: "book", Args: json.RawMessage(`{"n":2}`), ToolCallID: "tc1"},
 			Member: "travel",
 		}},
-		Resolved:       []tasks.ResolvedInterrupt{{ID: "int-0", Status: "resolved", PayloadHash: "ab", RunID: "run-0", AfterSeq: 3, At: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}},
-		ActiveResolved: []tasks.ResolvedInterrupt{{ID: "int-9", Status: "cancelled", RunID: "run-1", AfterSeq: 7, At: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}},
+		Resolved:       []store.ResolvedInterrupt{{ID: "int-0", Status: "resolved", PayloadHash: "ab", RunID: "run-0", AfterSeq: 3, At: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}},
+		ActiveResolved: []store.ResolvedInterrupt{{ID: "int-9", Status: "cancelled", RunID: "run-1", AfterSeq: 7, At: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}},
 		ToolCalls:      []mapping.ToolCallRef{{CallID: "c1", Name: "book", Args: json.RawMessage(`{"n":2}`), ToolCallID: "tc1"}},
 		FrontendCalls:  []mapping.ToolCallRef{{CallID: "f1", Name: "paint", Args: json.RawMessage(`{}`), ToolCallID: "tc2", Frontend: true}},
 		StateVersion:   7,
-		Members: map[string]*tasks.MemberRecord{
+		Members: map[string]*store.MemberRecord{
 			"travel":  {ContextID: "ctx-t", TaskID: "task-t", TaskState: "TASK_STATE_COMPLETED", TaskArtifacts: []string{"a1"}},
 			"weather": {ContextID: "ctx-w"},
 		},
@@ -125,7 +127,7 @@ func sample(key tasks.ThreadKey) *tasks.Thread {
 	}
 }
 
-func checkSample(t *testing.T, th *tasks.Thread) {
+func checkSample(t *testing.T, th *store.Thread) {
 	t.Helper()
 	v := reflect.ValueOf(*th)
 	for i := range v.NumField() {
@@ -139,11 +141,11 @@ func checkSample(t *testing.T, th *tasks.Thread) {
 	}
 }
 
-func key(thread string) tasks.ThreadKey {
-	return tasks.ThreadKey{Agent: "agent", ThreadID: thread}
+func key(thread string) store.ThreadKey {
+	return store.ThreadKey{Agent: "agent", ThreadID: thread}
 }
 
-func put(t *testing.T, s tasks.Store, th *tasks.Thread) int64 {
+func put(t *testing.T, s store.Store, th *store.Thread) int64 {
 	t.Helper()
 	v, err := s.PutThread(t.Context(), th)
 	if err != nil {
@@ -152,7 +154,7 @@ func put(t *testing.T, s tasks.Store, th *tasks.Thread) int64 {
 	return v
 }
 
-func get(t *testing.T, s tasks.Store, k tasks.ThreadKey) *tasks.Thread {
+func get(t *testing.T, s store.Store, k store.ThreadKey) *store.Thread {
 	t.Helper()
 	th, err := s.GetThread(t.Context(), k)
 	if err != nil {
@@ -161,14 +163,14 @@ func get(t *testing.T, s tasks.Store, k tasks.ThreadKey) *tasks.Thread {
 	return th
 }
 
-func appendEntries(t *testing.T, s tasks.Store, k tasks.ThreadKey, es ...tasks.Entry) {
+func appendEntries(t *testing.T, s store.Store, k store.ThreadKey, es ...store.Entry) {
 	t.Helper()
 	if err := s.Append(t.Context(), k, es...); err != nil {
 		t.Fatalf("Append(%v, %d entries): %v", k, len(es), err)
 	}
 }
 
-func read(t *testing.T, s tasks.Store, k tasks.ThreadKey, after int64, limit int) []tasks.Entry {
+func read(t *testing.T, s store.Store, k store.ThreadKey, after int64, limit int) []store.Entry {
 	t.Helper()
 	es, err := s.Read(t.Context(), k, after, limit)
 	if err != nil {
@@ -177,7 +179,7 @@ func read(t *testing.T, s tasks.Store, k tasks.ThreadKey, after int64, limit int
 	return es
 }
 
-func lastSeq(t *testing.T, s tasks.Store, k tasks.ThreadKey) int64 {
+func lastSeq(t *testing.T, s store.Store, k store.ThreadKey) int64 {
 	t.Helper()
 	n, err := s.LastSeq(t.Context(), k)
 	if err != nil {
@@ -193,15 +195,15 @@ func event(n int) []byte {
 }
 
 // entries numbers event(from) .. event(to) from to to.
-func entries(runID string, from, to int) []tasks.Entry {
-	var es []tasks.Entry
+func entries(runID string, from, to int) []store.Entry {
+	var es []store.Entry
 	for n := from; n <= to; n++ {
-		es = append(es, tasks.Entry{Seq: int64(n), RunID: runID, Event: event(n)})
+		es = append(es, store.Entry{Seq: int64(n), RunID: runID, Event: event(n)})
 	}
 	return es
 }
 
-func seqs(es []tasks.Entry) []int64 {
+func seqs(es []store.Entry) []int64 {
 	out := []int64{}
 	for _, e := range es {
 		out = append(out, e.Seq)
@@ -209,13 +211,13 @@ func seqs(es []tasks.Entry) []int64 {
 	return out
 }
 
-func testGetMissing(t *testing.T, s tasks.Store) {
-	if _, err := s.GetThread(t.Context(), key("missing")); !errors.Is(err, tasks.ErrNotFound) {
+func testGetMissing(t *testing.T, s store.Store) {
+	if _, err := s.GetThread(t.Context(), key("missing")); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("GetThread(missing) error = %v, want ErrNotFound", err)
 	}
 }
 
-func testPutCreates(t *testing.T, s tasks.Store) {
+func testPutCreates(t *testing.T, s store.Store) {
 	want := sample(key("t"))
 	checkSample(t, want)
 	if v := put(t, s, want); v != 1 {
@@ -227,7 +229,7 @@ func testPutCreates(t *testing.T, s tasks.Store) {
 	}
 }
 
-func testPutUpdates(t *testing.T, s tasks.Store) {
+func testPutUpdates(t *testing.T, s store.Store) {
 	th := sample(key("t"))
 	th.Version = put(t, s, th)
 	th.TaskState = "completed"
@@ -243,7 +245,7 @@ func testPutUpdates(t *testing.T, s tasks.Store) {
 	}
 }
 
-func testPutStale(t *testing.T, s tasks.Store) {
+func testPutStale(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	th := sample(key("t"))
 	put(t, s, th) // version 1
@@ -256,7 +258,7 @@ func testPutStale(t *testing.T, s tasks.Store) {
 		stale := want.Clone()
 		stale.Version = version
 		stale.TaskState = fmt.Sprintf("stale-%d", version)
-		if _, err := s.PutThread(ctx, stale); !errors.Is(err, tasks.ErrConflict) {
+		if _, err := s.PutThread(ctx, stale); !errors.Is(err, store.ErrConflict) {
 			t.Errorf("PutThread(version %d) with stored version 2: error = %v, want ErrConflict", version, err)
 		}
 	}
@@ -267,17 +269,17 @@ func testPutStale(t *testing.T, s tasks.Store) {
 	// A version other than 0 for a thread that does not exist is stale too.
 	ghost := sample(key("ghost"))
 	ghost.Version = 4
-	if _, err := s.PutThread(ctx, ghost); !errors.Is(err, tasks.ErrConflict) {
+	if _, err := s.PutThread(ctx, ghost); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("PutThread(version 4) of a missing thread: error = %v, want ErrConflict", err)
 	}
-	if _, err := s.GetThread(ctx, ghost.Key); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := s.GetThread(ctx, ghost.Key); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetThread after rejected create: error = %v, want ErrNotFound", err)
 	}
 }
 
 // testPutConcurrent is the race the bridge relies on to allow one active
 // run per thread: writers that read the same version, one wins.
-func testPutConcurrent(t *testing.T, s tasks.Store) {
+func testPutConcurrent(t *testing.T, s store.Store) {
 	for _, from := range []int64{0, 1} { // create race, then update race
 		const n = 16
 		k := key(fmt.Sprintf("race-%d", from))
@@ -308,7 +310,7 @@ func testPutConcurrent(t *testing.T, s tasks.Store) {
 				t.Errorf("version %d: writers %d and %d both won", from, winner, i)
 			case err == nil:
 				winner = i
-			case !errors.Is(err, tasks.ErrConflict):
+			case !errors.Is(err, store.ErrConflict):
 				t.Errorf("version %d: writer %d: error = %v, want nil or ErrConflict", from, i, err)
 			}
 		}
@@ -323,7 +325,7 @@ func testPutConcurrent(t *testing.T, s tasks.Store) {
 	}
 }
 
-func testGetCopies(t *testing.T, s tasks.Store) {
+func testGetCopies(t *testing.T, s store.Store) {
 	in := sample(key("t"))
 	put(t, s, in)
 	want := get(t, s, in.Key)
@@ -339,13 +341,13 @@ func testGetCopies(t *testing.T, s tasks.Store) {
 	}
 }
 
-func testDelete(t *testing.T, s tasks.Store) {
+func testDelete(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	k := key("t")
 	put(t, s, sample(k))
 	appendEntries(t, s, k, entries("run-1", 1, 2)...)
 
-	if err := s.DeleteThread(ctx, k, 2); !errors.Is(err, tasks.ErrConflict) {
+	if err := s.DeleteThread(ctx, k, 2); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("DeleteThread(wrong version) error = %v, want ErrConflict", err)
 	}
 	if got := get(t, s, k); got.Version != 1 {
@@ -354,10 +356,10 @@ func testDelete(t *testing.T, s tasks.Store) {
 	if err := s.DeleteThread(ctx, k, 1); err != nil {
 		t.Fatalf("DeleteThread(right version): %v", err)
 	}
-	if _, err := s.GetThread(ctx, k); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := s.GetThread(ctx, k); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetThread after DeleteThread: error = %v, want ErrNotFound", err)
 	}
-	if err := s.DeleteThread(ctx, k, 1); !errors.Is(err, tasks.ErrNotFound) {
+	if err := s.DeleteThread(ctx, k, 1); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("DeleteThread of a missing thread: error = %v, want ErrNotFound", err)
 	}
 	if got := seqs(read(t, s, k, 0, 10)); !cmp.Equal(got, []int64{1, 2}) {
@@ -372,7 +374,7 @@ func testDelete(t *testing.T, s tasks.Store) {
 // testAppendNumbers: entries are stored under the numbers they carry,
 // gaps allowed; a numbering that does not continue the journal is refused
 // whole.
-func testAppendNumbers(t *testing.T, s tasks.Store) {
+func testAppendNumbers(t *testing.T, s store.Store) {
 	k := key("t")
 	appendEntries(t, s, k, entries("run-1", 1, 3)...)
 	appendEntries(t, s, k, entries("run-1", 4, 4)...)
@@ -390,13 +392,13 @@ func testAppendNumbers(t *testing.T, s tasks.Store) {
 		}
 	}
 	check("after the appends")
-	for name, bad := range map[string][]tasks.Entry{
+	for name, bad := range map[string][]store.Entry{
 		"a number already used":  entries("run-3", 1031, 1032),
 		"a number below the end": entries("run-3", 5, 5),
 		"numbers going down":     {{Seq: 1040, Event: event(1)}, {Seq: 1039, Event: event(2)}},
 		"a number twice":         {{Seq: 1040, Event: event(1)}, {Seq: 1040, Event: event(2)}},
 	} {
-		if err := s.Append(t.Context(), k, bad...); !errors.Is(err, tasks.ErrConflict) {
+		if err := s.Append(t.Context(), k, bad...); !errors.Is(err, store.ErrConflict) {
 			t.Errorf("Append with %s: error %v, want ErrConflict", name, err)
 		}
 		check("after Append with " + name)
@@ -407,9 +409,9 @@ func testAppendNumbers(t *testing.T, s tasks.Store) {
 	}
 }
 
-func testAppendKeepsFields(t *testing.T, s tasks.Store) {
+func testAppendKeepsFields(t *testing.T, s store.Store) {
 	k := key("t")
-	in := []tasks.Entry{
+	in := []store.Entry{
 		{RunID: "run-1", Event: []byte(`{"type":"RUN_STARTED","threadId":"t","runId":"run-1"}`)},
 		{RunID: "run-1", Event: []byte("{ \"type\" : \"TEXT_MESSAGE_CONTENT\", \"delta\": \"caf\\u00e9 \u2603 <&>\" }\n")},
 		{RunID: "run-1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true},
@@ -419,15 +421,15 @@ func testAppendKeepsFields(t *testing.T, s tasks.Store) {
 		in[i].Seq = int64(i + 1)
 	}
 	appendEntries(t, s, k, in...)
-	want := append([]tasks.Entry(nil), in...)
+	want := append([]store.Entry(nil), in...)
 	if diff := cmp.Diff(want, read(t, s, k, 0, 100), entryOpts); diff != "" {
 		t.Errorf("entries read back (-want +got):\n%s", diff)
 	}
 }
 
-func testAppendCopies(t *testing.T, s tasks.Store) {
+func testAppendCopies(t *testing.T, s store.Store) {
 	k := key("t")
-	in := []tasks.Entry{{Seq: 1, RunID: "run-1", Event: []byte(`{"type":"A"}`)}}
+	in := []store.Entry{{Seq: 1, RunID: "run-1", Event: []byte(`{"type":"A"}`)}}
 	appendEntries(t, s, k, in...)
 	in[0].Event[2] = 'X' // the caller reuses its buffer
 
@@ -443,7 +445,7 @@ func testAppendCopies(t *testing.T, s tasks.Store) {
 // batches to its own thread (what concurrent runs do, and what a store may
 // commit together), and all of them also race for the same numbers on one
 // shared thread, where each number must be taken exactly once.
-func testAppendConcurrent(t *testing.T, s tasks.Store) {
+func testAppendConcurrent(t *testing.T, s store.Store) {
 	const goroutines, appends = 8, 16
 	shared := key("shared")
 	won := make([][]int64, goroutines)
@@ -456,20 +458,20 @@ func testAppendConcurrent(t *testing.T, s tasks.Store) {
 			own := key(fmt.Sprint("own-", g))
 			seq := int64(0)
 			for i := range appends {
-				var es []tasks.Entry
+				var es []store.Entry
 				for j := range 1 + i%3 {
 					seq++
-					es = append(es, tasks.Entry{Seq: seq, RunID: fmt.Sprint("run-", g), Event: fmt.Appendf(nil, `{"g":%d,"i":%d,"j":%d}`, g, i, j)})
+					es = append(es, store.Entry{Seq: seq, RunID: fmt.Sprint("run-", g), Event: fmt.Appendf(nil, `{"g":%d,"i":%d,"j":%d}`, g, i, j)})
 				}
 				if err := s.Append(t.Context(), own, es...); err != nil {
 					errs <- fmt.Errorf("goroutine %d, own thread, append %d: %w", g, i, err)
 				}
 				n := int64(i + 1)
-				err := s.Append(t.Context(), shared, tasks.Entry{Seq: n, RunID: fmt.Sprint("run-", g), Event: fmt.Appendf(nil, `{"g":%d}`, g)})
+				err := s.Append(t.Context(), shared, store.Entry{Seq: n, RunID: fmt.Sprint("run-", g), Event: fmt.Appendf(nil, `{"g":%d}`, g)})
 				switch {
 				case err == nil:
 					won[g] = append(won[g], n)
-				case !errors.Is(err, tasks.ErrConflict):
+				case !errors.Is(err, store.ErrConflict):
 					errs <- fmt.Errorf("goroutine %d, shared thread, seq %d: %w", g, n, err)
 				}
 			}
@@ -502,7 +504,7 @@ func testAppendConcurrent(t *testing.T, s tasks.Store) {
 	}
 }
 
-func testRead(t *testing.T, s tasks.Store) {
+func testRead(t *testing.T, s store.Store) {
 	k := key("t")
 	if got := read(t, s, key("empty"), 0, 10); len(got) != 0 {
 		t.Errorf("Read of an empty journal = %v, want none", got)
@@ -536,7 +538,7 @@ func testRead(t *testing.T, s tasks.Store) {
 	}
 }
 
-func testLastSeq(t *testing.T, s tasks.Store) {
+func testLastSeq(t *testing.T, s store.Store) {
 	k := key("t")
 	if n := lastSeq(t, s, k); n != 0 {
 		t.Errorf("LastSeq of an empty journal = %d, want 0", n)
@@ -551,7 +553,7 @@ func testLastSeq(t *testing.T, s tasks.Store) {
 	}
 }
 
-func testWaitReady(t *testing.T, s tasks.Store) {
+func testWaitReady(t *testing.T, s store.Store) {
 	k := key("t")
 	appendEntries(t, s, k, entries("run-1", 1, 2)...)
 	// A deadline instead of a sleep: Wait must not block at all here, so
@@ -569,7 +571,7 @@ func testWaitReady(t *testing.T, s tasks.Store) {
 // Wait and Read while the test appends one entry at a time, each only
 // after the reader has seen the previous one, so most Waits start on a
 // journal with nothing new and must be woken by the Append.
-func testWaitWakes(t *testing.T, s tasks.Store) {
+func testWaitWakes(t *testing.T, s store.Store) {
 	const rounds = 50
 	k := key("t")
 	// The deadline only turns a Wait that is never woken into a failure
@@ -624,7 +626,7 @@ func testWaitWakes(t *testing.T, s tasks.Store) {
 	}
 }
 
-func testWaitCancel(t *testing.T, s tasks.Store) {
+func testWaitCancel(t *testing.T, s store.Store) {
 	k := key("t")
 	appendEntries(t, s, k, entries("run-1", 1, 1)...)
 
@@ -634,7 +636,7 @@ func testWaitCancel(t *testing.T, s tasks.Store) {
 	// An Append to another thread of the same agent, and to the same
 	// thread id under another agent, must not wake this Wait.
 	appendEntries(t, s, key("other"), entries("run-1", 1, 1)...)
-	appendEntries(t, s, tasks.ThreadKey{Agent: "other-agent", ThreadID: "t"}, entries("run-1", 1, 1)...)
+	appendEntries(t, s, store.ThreadKey{Agent: "other-agent", ThreadID: "t"}, entries("run-1", 1, 1)...)
 	select {
 	case err := <-done:
 		t.Fatalf("Wait returned %v before its context ended, with no new entry", err)
@@ -654,8 +656,8 @@ func testWaitCancel(t *testing.T, s tasks.Store) {
 
 // testIndependentKeys uses keys that collide under naive encodings: the
 // same thread id under two agents, and two keys with the same String().
-func testIndependentKeys(t *testing.T, s tasks.Store) {
-	keys := []tasks.ThreadKey{
+func testIndependentKeys(t *testing.T, s store.Store) {
+	keys := []store.ThreadKey{
 		{Agent: "a", ThreadID: "t"},
 		{Agent: "b", ThreadID: "t"},
 		{Agent: "a", ThreadID: "b/c"},
@@ -673,7 +675,7 @@ func testIndependentKeys(t *testing.T, s tasks.Store) {
 	}
 	for i, k := range keys {
 		if i == 0 {
-			if _, err := s.GetThread(t.Context(), k); !errors.Is(err, tasks.ErrNotFound) {
+			if _, err := s.GetThread(t.Context(), k); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("GetThread(%q) = %v, want ErrNotFound", k, err)
 			}
 		} else if got := get(t, s, k); got.Key != k || got.TaskID != fmt.Sprint("task-", i) || got.Version != int64(i) {
@@ -691,19 +693,19 @@ func testIndependentKeys(t *testing.T, s tasks.Store) {
 	}
 }
 
-func testInterruptIndex(t *testing.T, s tasks.Store) {
+func testInterruptIndex(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	if _, err := s.InterruptThread(ctx, "int-missing"); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := s.InterruptThread(ctx, "int-missing"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown interrupt: %v, want ErrNotFound", err)
 	}
-	a, b := tasks.ThreadKey{Agent: "a", ThreadID: "b/c"}, tasks.ThreadKey{Agent: "a/b", ThreadID: "c"}
+	a, b := store.ThreadKey{Agent: "a", ThreadID: "b/c"}, store.ThreadKey{Agent: "a/b", ThreadID: "c"}
 	if err := s.IndexInterrupt(ctx, "int-a", a); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.IndexInterrupt(ctx, "int-b", b); err != nil {
 		t.Fatal(err)
 	}
-	for id, want := range map[string]tasks.ThreadKey{"int-a": a, "int-b": b} {
+	for id, want := range map[string]store.ThreadKey{"int-a": a, "int-b": b} {
 		got, err := s.InterruptThread(ctx, id)
 		if err != nil || got != want {
 			t.Errorf("InterruptThread(%s) = %v, %v; want %v", id, got, err, want)
@@ -713,7 +715,7 @@ func testInterruptIndex(t *testing.T, s tasks.Store) {
 
 // testPutAndAppend: the thread and the entries are written together, or
 // neither.
-func testPutAndAppend(t *testing.T, s tasks.Store) {
+func testPutAndAppend(t *testing.T, s store.Store) {
 	k := key("t")
 	th := sample(k)
 	v := put(t, s, th)
@@ -721,13 +723,13 @@ func testPutAndAppend(t *testing.T, s tasks.Store) {
 	th.Version = v
 	th.ActiveRunID = ""
 	// A numbering that does not continue the journal fails the whole write.
-	if _, err := s.PutThreadAndAppend(t.Context(), th, tasks.Entry{Seq: 2, RunID: "run-1", Event: event(3), Terminal: true}); !errors.Is(err, tasks.ErrConflict) {
+	if _, err := s.PutThreadAndAppend(t.Context(), th, store.Entry{Seq: 2, RunID: "run-1", Event: event(3), Terminal: true}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("PutThreadAndAppend reusing seq 2: %v, want ErrConflict", err)
 	}
 	if got := get(t, s, k); got.Version != v {
 		t.Fatalf("the thread was written by a refused PutThreadAndAppend: version %d", got.Version)
 	}
-	v2, err := s.PutThreadAndAppend(t.Context(), th, tasks.Entry{Seq: 3, RunID: "run-1", Event: event(3), Terminal: true})
+	v2, err := s.PutThreadAndAppend(t.Context(), th, store.Entry{Seq: 3, RunID: "run-1", Event: event(3), Terminal: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -745,12 +747,12 @@ func testPutAndAppend(t *testing.T, s tasks.Store) {
 
 // testPutAndAppendStale: on a version conflict nothing is written, neither
 // the thread nor the entries.
-func testPutAndAppendStale(t *testing.T, s tasks.Store) {
+func testPutAndAppendStale(t *testing.T, s store.Store) {
 	k := key("t")
 	th := sample(k)
 	put(t, s, th) // version 1; th.Version is still 0
 	th.ActiveRunID = "other"
-	if _, err := s.PutThreadAndAppend(t.Context(), th, entries("run-1", 1, 3)...); !errors.Is(err, tasks.ErrConflict) {
+	if _, err := s.PutThreadAndAppend(t.Context(), th, entries("run-1", 1, 3)...); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("stale PutThreadAndAppend error = %v, want ErrConflict", err)
 	}
 	if got := get(t, s, k); got.ActiveRunID != "run-1" {
@@ -762,37 +764,92 @@ func testPutAndAppendStale(t *testing.T, s tasks.Store) {
 }
 
 // testActiveThreads lists exactly the threads with an active run.
-func testActiveThreads(t *testing.T, s tasks.Store) {
+func testActiveThreads(t *testing.T, s store.Store) {
 	active := sample(key("active"))
 	put(t, s, active)
 	idle := sample(key("idle"))
 	idle.ActiveRunID = ""
 	put(t, s, idle)
-	other := sample(tasks.ThreadKey{Agent: "other-agent", ThreadID: "x\x00y"})
+	other := sample(store.ThreadKey{Agent: "other-agent", ThreadID: "x\x00y"})
 	put(t, s, other)
 	got, err := s.ActiveThreads(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []tasks.ThreadKey{active.Key, other.Key}
-	less := func(a, b tasks.ThreadKey) bool { return a.String() < b.String() }
+	want := []store.ThreadKey{active.Key, other.Key}
+	less := func(a, b store.ThreadKey) bool { return a.String() < b.String() }
 	if diff := cmp.Diff(want, got, cmpopts.SortSlices(less)); diff != "" {
 		t.Errorf("ActiveThreads (-want +got):\n%s", diff)
 	}
 }
 
-func testPing(t *testing.T, s tasks.Store) {
+func testPing(t *testing.T, s store.Store) {
 	if err := s.Ping(t.Context()); err != nil {
 		t.Errorf("Ping: %v", err)
 	}
 }
 
-func testClose(t *testing.T, s tasks.Store) {
+func testClose(t *testing.T, s store.Store) {
 	appendEntries(t, s, key("t"), entries("run-1", 1, 1)...)
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
 	if err := s.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// WaitBlocks proves, inside a synctest bubble, what storetest can only
+// make likely without fake time: Wait on a journal with nothing new stays
+// blocked until an Append from another goroutine. It suits backends that
+// notify in process; a network backend's reads never count as durably
+// blocked, so synctest.Wait would not return for it.
+func WaitBlocks(t *testing.T, s store.Store) {
+	t.Helper()
+	defer s.Close()
+	k := store.ThreadKey{Agent: "agent", ThreadID: "t"}
+	if err := s.Append(t.Context(), k, store.Entry{Seq: 1, RunID: "run-1", Event: []byte(`{"n":1}`)}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Wait(t.Context(), k, 1) }()
+	synctest.Wait()
+	select {
+	case err := <-done:
+		t.Fatalf("Wait(after 1) returned %v with no entry after 1", err)
+	default:
+	}
+	if err := s.Append(t.Context(), k, store.Entry{Seq: 2, RunID: "run-1", Event: []byte(`{"n":2}`)}); err != nil {
+		t.Fatal(err)
+	}
+	synctest.Wait()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Wait after Append: %v", err)
+		}
+	default:
+		t.Fatal("Wait still blocked after an Append")
+	}
+}
+
+// BenchEvent is a typical streamed AG-UI event: 200 bytes of JSON.
+var BenchEvent = func() []byte {
+	ev := []byte(`{"type":"TEXT_MESSAGE_CONTENT","messageId":"msg-0123456789","delta":"`)
+	ev = append(ev, bytes.Repeat([]byte("a"), 200-len(ev)-2)...)
+	return append(ev, `"}`...)
+}()
+
+// BenchmarkAppend appends one BenchEvent entry per iteration.
+func BenchmarkAppend(b *testing.B, s store.Store) {
+	k := store.ThreadKey{Agent: "agent", ThreadID: "t"}
+	e := store.Entry{RunID: "run-1", Event: BenchEvent}
+	b.SetBytes(int64(len(BenchEvent)))
+	b.ReportAllocs()
+	for b.Loop() {
+		e.Seq++
+		if err := s.Append(b.Context(), k, e); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

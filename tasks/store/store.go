@@ -1,4 +1,4 @@
-package tasks
+package store
 
 import (
 	"context"
@@ -119,23 +119,6 @@ type Thread struct {
 	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 }
 
-// clearActive ends the thread's active run in the record.
-func (t *Thread) clearActive() {
-	if t.ActiveRunID != "" {
-		t.LastRunID = t.ActiveRunID
-	}
-	t.ActiveRunID = ""
-	t.ActiveSince = time.Time{}
-	t.Owner = ""
-	t.LeaseExpires = time.Time{}
-	t.ActiveAfter = 0
-	t.ActiveInput = nil
-	t.ActiveResults = nil
-	t.ActiveTaskID = ""
-	t.CancelRequested = false
-	t.ActiveResolved = nil
-}
-
 // MemberRecord is one team member's part of a thread.
 type MemberRecord struct {
 	ContextID     string   `json:"contextId,omitempty"`
@@ -155,9 +138,6 @@ type ResolvedInterrupt struct {
 	AfterSeq int64     `json:"afterSeq"`
 	At       time.Time `json:"at"`
 }
-
-// maxResolved bounds the answered interrupts a thread remembers.
-const maxResolved = 64
 
 // Clone returns a deep copy of the slices, so a caller never aliases
 // stored data. Elements are values the bridge never mutates in place.
@@ -196,6 +176,13 @@ type Entry struct {
 	Event []byte
 	// Terminal marks the run's RUN_FINISHED or RUN_ERROR.
 	Terminal bool
+}
+
+// LeaseLister is what a store may offer for the adoption scan: the threads
+// with an active run whose lease lapsed at now, without reading every
+// active thread. Stores without it are scanned through ActiveThreads.
+type LeaseLister interface {
+	LapsedLeases(ctx context.Context, now time.Time) ([]ThreadKey, error)
 }
 
 // Store persists threads and their append-only event journals. Every

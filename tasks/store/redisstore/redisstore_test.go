@@ -1,4 +1,4 @@
-package tasks_test
+package redisstore_test
 
 import (
 	"bufio"
@@ -20,8 +20,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/a2a-agui-bridge/bridge/tasks"
-	"github.com/a2a-agui-bridge/bridge/tasks/storetest"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
+	"github.com/a2a-agui-bridge/bridge/tasks/store/redisstore"
+	"github.com/a2a-agui-bridge/bridge/tasks/store/storetest"
 )
 
 // redisURLEnv names a Redis the tests use instead of starting their own;
@@ -136,13 +137,13 @@ func newPrefix() string { return "bridge-test:" + rand.Text() + ":" }
 
 // openRedis opens a store on the test Redis, by default under a prefix of
 // its own, so it starts empty. The test's cleanup closes it.
-func openRedis(t testing.TB, opts tasks.RedisOptions) *tasks.RedisStore {
+func openRedis(t testing.TB, opts redisstore.RedisOptions) *redisstore.RedisStore {
 	t.Helper()
 	url := redisURL(t)
 	if opts.Prefix == "" {
 		opts.Prefix = newPrefix()
 	}
-	s, err := tasks.OpenRedisStore(t.Context(), url, opts)
+	s, err := redisstore.OpenRedisStore(t.Context(), url, opts)
 	if err != nil {
 		t.Fatalf("OpenRedisStore: %v", err)
 	}
@@ -187,24 +188,24 @@ func rawClient(t testing.TB, url string) *redis.Client {
 // their own look at the journal), so an Append that follows can only
 // reach them through Redis. The deadline turns a Wait that never parks
 // into a failure instead of a hang.
-func waitParked(t *testing.T, s *tasks.RedisStore, n int64) {
+func waitParked(t *testing.T, s *redisstore.RedisStore, n int64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	tick := time.NewTicker(time.Millisecond)
 	defer tick.Stop()
-	for tasks.RedisParkedWaits(s) != n {
+	for redisstore.RedisParkedWaits(s) != n {
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			t.Fatalf("%d Waits parked, want %d", tasks.RedisParkedWaits(s), n)
+			t.Fatalf("%d Waits parked, want %d", redisstore.RedisParkedWaits(s), n)
 		}
 	}
 }
 
 func TestRedisStore(t *testing.T) {
 	t.Parallel()
-	storetest.Run(t, func(t *testing.T) tasks.Store { return openRedis(t, tasks.RedisOptions{}) })
+	storetest.Run(t, func(t *testing.T) store.Store { return openRedis(t, redisstore.RedisOptions{}) })
 }
 
 // TestRedisInstancesShare is two bridge processes on one Redis: each sees
@@ -215,12 +216,12 @@ func TestRedisInstancesShare(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	prefix := newPrefix()
-	a := openRedis(t, tasks.RedisOptions{Prefix: prefix})
-	b := openRedis(t, tasks.RedisOptions{Prefix: prefix})
-	other := openRedis(t, tasks.RedisOptions{})
-	k := tasks.ThreadKey{Agent: "agent", ThreadID: "t"}
+	a := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
+	b := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
+	other := openRedis(t, redisstore.RedisOptions{})
+	k := store.ThreadKey{Agent: "agent", ThreadID: "t"}
 
-	th := &tasks.Thread{Key: k, ContextID: "ctx-1", ActiveRunID: "run-1", Owner: "instance-a"}
+	th := &store.Thread{Key: k, ContextID: "ctx-1", ActiveRunID: "run-1", Owner: "instance-a"}
 	v, err := a.PutThread(ctx, th)
 	if err != nil {
 		t.Fatal(err)
@@ -234,10 +235,10 @@ func TestRedisInstancesShare(t *testing.T) {
 		t.Fatalf("b.PutThread: %v", err)
 	}
 	th.Version = v
-	if _, err := a.PutThread(ctx, th); !errors.Is(err, tasks.ErrConflict) {
+	if _, err := a.PutThread(ctx, th); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("a.PutThread after b's update: error = %v, want ErrConflict", err)
 	}
-	if active, err := b.ActiveThreads(ctx); err != nil || !cmp.Equal(active, []tasks.ThreadKey{k}) {
+	if active, err := b.ActiveThreads(ctx); err != nil || !cmp.Equal(active, []store.ThreadKey{k}) {
 		t.Errorf("b.ActiveThreads = %v, %v; want [%v]", active, err, k)
 	}
 	if err := a.IndexInterrupt(ctx, "int-1", k); err != nil {
@@ -247,30 +248,30 @@ func TestRedisInstancesShare(t *testing.T) {
 		t.Errorf("b.InterruptThread = %v, %v; want %v", got, err, k)
 	}
 
-	if _, err := other.GetThread(ctx, k); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := other.GetThread(ctx, k); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("GetThread under another prefix: error = %v, want ErrNotFound", err)
 	}
 	if active, err := other.ActiveThreads(ctx); err != nil || len(active) != 0 {
 		t.Errorf("ActiveThreads under another prefix = %v, %v; want none", active, err)
 	}
-	if _, err := other.InterruptThread(ctx, "int-1"); !errors.Is(err, tasks.ErrNotFound) {
+	if _, err := other.InterruptThread(ctx, "int-1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("InterruptThread under another prefix: error = %v, want ErrNotFound", err)
 	}
 
-	if err := a.Append(ctx, k, tasks.Entry{Seq: 1, RunID: "run-1", Event: []byte(`{"n":1}`)}); err != nil {
+	if err := a.Append(ctx, k, store.Entry{Seq: 1, RunID: "run-1", Event: []byte(`{"n":1}`)}); err != nil {
 		t.Fatal(err)
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- b.Wait(ctx, k, 1) }()
 	waitParked(t, b, 1)
-	if err := a.Append(ctx, k, tasks.Entry{Seq: 2, RunID: "run-1", Event: []byte(`{"n":2}`), Terminal: true}); err != nil {
+	if err := a.Append(ctx, k, store.Entry{Seq: 2, RunID: "run-1", Event: []byte(`{"n":2}`), Terminal: true}); err != nil {
 		t.Fatalf("a.Append: %v", err)
 	}
 	if err := <-waited; err != nil {
 		t.Fatalf("b.Wait after a.Append: %v", err)
 	}
 	es, err := b.Read(ctx, k, 1, 10)
-	want := []tasks.Entry{{Seq: 2, RunID: "run-1", Event: []byte(`{"n":2}`), Terminal: true}}
+	want := []store.Entry{{Seq: 2, RunID: "run-1", Event: []byte(`{"n":2}`), Terminal: true}}
 	if err != nil || !cmp.Equal(want, es) {
 		t.Errorf("b.Read(after 1) = %+v, %v; want %+v", es, err, want)
 	}
@@ -286,15 +287,15 @@ func TestRedisPutAndAppendConflict(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	prefix := newPrefix()
-	a := openRedis(t, tasks.RedisOptions{Prefix: prefix})
-	b := openRedis(t, tasks.RedisOptions{Prefix: prefix})
-	k := tasks.ThreadKey{Agent: "agent", ThreadID: "t"}
-	v, err := a.PutThread(ctx, &tasks.Thread{Key: k, ActiveRunID: "run-1"})
+	a := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
+	b := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
+	k := store.ThreadKey{Agent: "agent", ThreadID: "t"}
+	v, err := a.PutThread(ctx, &store.Thread{Key: k, ActiveRunID: "run-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Append(ctx, k, tasks.Entry{Seq: 1, RunID: "run-1", Event: []byte(`{"n":1}`)},
-		tasks.Entry{Seq: 2, RunID: "run-1", Event: []byte(`{"n":2}`)}); err != nil {
+	if err := a.Append(ctx, k, store.Entry{Seq: 1, RunID: "run-1", Event: []byte(`{"n":1}`)},
+		store.Entry{Seq: 2, RunID: "run-1", Event: []byte(`{"n":2}`)}); err != nil {
 		t.Fatal(err)
 	}
 	before, err := a.GetThread(ctx, k)
@@ -302,9 +303,9 @@ func TestRedisPutAndAppendConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	finish := []tasks.Entry{{Seq: 3, RunID: "run-1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true}}
+	finish := []store.Entry{{Seq: 3, RunID: "run-1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true}}
 	for _, stale := range []int64{0, v + 1} {
-		if _, err := b.PutThreadAndAppend(ctx, &tasks.Thread{Key: k, Version: stale, TaskState: "stale"}, finish...); !errors.Is(err, tasks.ErrConflict) {
+		if _, err := b.PutThreadAndAppend(ctx, &store.Thread{Key: k, Version: stale, TaskState: "stale"}, finish...); !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("PutThreadAndAppend(version %d) with stored version %d: error = %v, want ErrConflict", stale, v, err)
 		}
 	}
@@ -318,7 +319,7 @@ func TestRedisPutAndAppendConflict(t *testing.T) {
 	if n, err := a.LastSeq(ctx, k); err != nil || n != 2 {
 		t.Errorf("LastSeq after rejected PutThreadAndAppend = %d, %v; want 2", n, err)
 	}
-	if active, err := a.ActiveThreads(ctx); err != nil || !cmp.Equal(active, []tasks.ThreadKey{k}) {
+	if active, err := a.ActiveThreads(ctx); err != nil || !cmp.Equal(active, []store.ThreadKey{k}) {
 		t.Errorf("ActiveThreads after rejected PutThreadAndAppend = %v, %v; want [%v]", active, err, k)
 	}
 
@@ -348,9 +349,9 @@ func TestRedisManyWaiters(t *testing.T) {
 			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 			defer cancel()
 			prefix := newPrefix()
-			waiting := openRedis(t, tasks.RedisOptions{Prefix: prefix, MaxWaitConns: maxConns})
-			writer := openRedis(t, tasks.RedisOptions{Prefix: prefix})
-			key := func(i int) tasks.ThreadKey { return tasks.ThreadKey{Agent: "agent", ThreadID: fmt.Sprint("t-", i)} }
+			waiting := openRedis(t, redisstore.RedisOptions{Prefix: prefix, MaxWaitConns: maxConns})
+			writer := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
+			key := func(i int) store.ThreadKey { return store.ThreadKey{Agent: "agent", ThreadID: fmt.Sprint("t-", i)} }
 
 			var wg sync.WaitGroup
 			errs := make(chan error, journals*perJournal)
@@ -365,7 +366,7 @@ func TestRedisManyWaiters(t *testing.T) {
 			}
 			waitParked(t, waiting, journals*perJournal)
 			for i := range journals {
-				if err := writer.Append(ctx, key(i), tasks.Entry{Seq: 1, RunID: "run-1", Event: []byte(`{}`)}); err != nil {
+				if err := writer.Append(ctx, key(i), store.Entry{Seq: 1, RunID: "run-1", Event: []byte(`{}`)}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -382,8 +383,8 @@ func TestRedisManyWaiters(t *testing.T) {
 // the store refuses work after it.
 func TestRedisAfterClose(t *testing.T) {
 	t.Parallel()
-	s := openRedis(t, tasks.RedisOptions{})
-	k := tasks.ThreadKey{Agent: "agent", ThreadID: "t"}
+	s := openRedis(t, redisstore.RedisOptions{})
+	k := store.ThreadKey{Agent: "agent", ThreadID: "t"}
 	waited := make(chan error, 1)
 	go func() { waited <- s.Wait(t.Context(), k, 0) }()
 	waitParked(t, s, 1)
@@ -399,7 +400,7 @@ func TestRedisAfterClose(t *testing.T) {
 	if err := s.Ping(t.Context()); err == nil {
 		t.Error("Ping after Close succeeded")
 	}
-	if err := s.Append(t.Context(), k, tasks.Entry{Seq: 1, Event: []byte(`{}`)}); err == nil {
+	if err := s.Append(t.Context(), k, store.Entry{Seq: 1, Event: []byte(`{}`)}); err == nil {
 		t.Error("Append after Close succeeded")
 	}
 	if err := s.Close(); err != nil {
@@ -413,14 +414,14 @@ func TestRedisKeyLayout(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	prefix := newPrefix()
-	s := openRedis(t, tasks.RedisOptions{Prefix: prefix})
+	s := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
 	raw := rawClient(t, redisURL(t))
-	k := tasks.ThreadKey{Agent: "agent", ThreadID: "t/1\x00é"}
-	if _, err := s.PutThread(ctx, &tasks.Thread{Key: k, ContextID: "ctx-1", ActiveRunID: "run-1"}); err != nil {
+	k := store.ThreadKey{Agent: "agent", ThreadID: "t/1\x00é"}
+	if _, err := s.PutThread(ctx, &store.Thread{Key: k, ContextID: "ctx-1", ActiveRunID: "run-1"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Append(ctx, k, tasks.Entry{Seq: 1, RunID: "run-1", Event: []byte(` {"type": "A"} `)},
-		tasks.Entry{Seq: 2, RunID: "run-1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true}); err != nil {
+	if err := s.Append(ctx, k, store.Entry{Seq: 1, RunID: "run-1", Event: []byte(` {"type": "A"} `)},
+		store.Entry{Seq: 2, RunID: "run-1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.IndexInterrupt(ctx, "int-1", k); err != nil {
@@ -462,10 +463,10 @@ func TestRedisKeyLayout(t *testing.T) {
 		Values: []string{"run", "run-2", "terminal", "0", "event", "{}"}}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Append(ctx, k, tasks.Entry{Seq: 3, RunID: "run-2", Event: []byte(`{}`)}); !errors.Is(err, tasks.ErrConflict) {
+	if err := s.Append(ctx, k, store.Entry{Seq: 3, RunID: "run-2", Event: []byte(`{}`)}); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("Append of seq 3 after a raw entry 3: %v, want ErrConflict", err)
 	}
-	if err := s.Append(ctx, k, tasks.Entry{Seq: 4, RunID: "run-2", Event: []byte(`{}`)}); err != nil {
+	if err := s.Append(ctx, k, store.Entry{Seq: 4, RunID: "run-2", Event: []byte(`{}`)}); err != nil {
 		t.Errorf("Append of seq 4 after a raw entry 3: %v", err)
 	}
 }
@@ -476,13 +477,13 @@ func TestRedisJournalNotOurs(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	prefix := newPrefix()
-	s := openRedis(t, tasks.RedisOptions{Prefix: prefix})
-	k := tasks.ThreadKey{Agent: "agent", ThreadID: "t"}
+	s := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
+	k := store.ThreadKey{Agent: "agent", ThreadID: "t"}
 	if err := rawClient(t, redisURL(t)).XAdd(ctx, &redis.XAddArgs{Stream: prefix + "{agent\x00dA}:journal",
 		Values: []string{"event", "{}"}}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Append(ctx, k, tasks.Entry{Seq: 1, Event: []byte(`{}`)}); err == nil {
+	if err := s.Append(ctx, k, store.Entry{Seq: 1, Event: []byte(`{}`)}); err == nil {
 		t.Error("Append to a stream with a time-based id succeeded")
 	}
 	if _, err := s.LastSeq(ctx, k); err == nil {
@@ -504,7 +505,7 @@ func TestRedisOpenUnreachable(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
 	for _, url := range []string{"redis://:s3cret@" + addr + "/0", "redis://:s3cret@host:port/0", "http://:s3cret@" + addr} {
-		s, err := tasks.OpenRedisStore(t.Context(), url, tasks.RedisOptions{})
+		s, err := redisstore.OpenRedisStore(t.Context(), url, redisstore.RedisOptions{})
 		if err == nil {
 			s.Close()
 			t.Errorf("OpenRedisStore(%s) succeeded", url)
@@ -514,7 +515,7 @@ func TestRedisOpenUnreachable(t *testing.T) {
 			t.Errorf("OpenRedisStore error shows the password: %v", err)
 		}
 	}
-	if _, err := tasks.OpenRedisStore(t.Context(), "redis://:s3cret@"+addr+"/0", tasks.RedisOptions{}); err == nil || !strings.Contains(err.Error(), addr) {
+	if _, err := redisstore.OpenRedisStore(t.Context(), "redis://:s3cret@"+addr+"/0", redisstore.RedisOptions{}); err == nil || !strings.Contains(err.Error(), addr) {
 		t.Errorf("OpenRedisStore of an unreachable server: error = %v, want one naming %s", err, addr)
 	}
 }
@@ -526,14 +527,14 @@ func TestRedisOpenUnreachable(t *testing.T) {
 func BenchmarkRedisAppend(b *testing.B) {
 	for _, batch := range []int{1, 32} {
 		b.Run(fmt.Sprint("batch=", batch), func(b *testing.B) {
-			s := openRedis(b, tasks.RedisOptions{})
-			k := tasks.ThreadKey{Agent: "agent", ThreadID: "t"}
-			es := make([]tasks.Entry, batch)
+			s := openRedis(b, redisstore.RedisOptions{})
+			k := store.ThreadKey{Agent: "agent", ThreadID: "t"}
+			es := make([]store.Entry, batch)
 			for i := range es {
-				es[i] = tasks.Entry{RunID: "run-1", Event: benchEvent}
+				es[i] = store.Entry{RunID: "run-1", Event: storetest.BenchEvent}
 			}
 			seq := int64(0)
-			b.SetBytes(int64(batch * len(benchEvent)))
+			b.SetBytes(int64(batch * len(storetest.BenchEvent)))
 			b.ReportAllocs()
 			n := 0
 			for b.Loop() {
@@ -558,11 +559,11 @@ func BenchmarkRedisAppend(b *testing.B) {
 func TestRedisLapsedLeases(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	s := openRedis(t, tasks.RedisOptions{})
+	s := openRedis(t, redisstore.RedisOptions{})
 	now := time.Now()
-	put := func(id string, active bool, expires time.Time) *tasks.Thread {
+	put := func(id string, active bool, expires time.Time) *store.Thread {
 		t.Helper()
-		th := &tasks.Thread{Key: tasks.ThreadKey{Agent: "a", ThreadID: id}, LeaseExpires: expires}
+		th := &store.Thread{Key: store.ThreadKey{Agent: "a", ThreadID: id}, LeaseExpires: expires}
 		if active {
 			th.ActiveRunID, th.Owner = "run-"+id, "A"
 		}
@@ -590,7 +591,7 @@ func TestRedisLapsedLeases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]tasks.ThreadKey{lapsed.Key}, got); diff != "" {
+	if diff := cmp.Diff([]store.ThreadKey{lapsed.Key}, got); diff != "" {
 		t.Errorf("lapsed at now (-want +got):\n%s", diff)
 	}
 	// Renewing moves the lease out of the lapsed range.
