@@ -67,6 +67,9 @@ const (
 	pacedChunks      = 100
 	pacedConcurrency = 100
 	pacedPace        = 20 * time.Millisecond
+	// A paced run lasts chunks × pace (2 s); 10 sequential runs give the
+	// TTFE median without spending a minute per target on it.
+	pacedTTFE = 10
 )
 
 func parseSettings(args []string, stderr io.Writer) (*settings, error) {
@@ -88,7 +91,7 @@ func parseSettings(args []string, stderr io.Writer) (*settings, error) {
 	fs.StringVar(&s.jsAgentDir, "jsagent-dir", "", "`dir` of the JS agent (default: bench/jsagent in this module)")
 	fs.StringVar(&s.readerDir, "reader-dir", "", "`dir` of the HttpAgent reader (default: bench/aguireader in this module)")
 	fs.IntVar(&s.warmup, "warmup", 20, "warm-up runs per target before measuring")
-	fs.IntVar(&s.ttfe, "ttfe", 30, "sequential runs for the time to first event")
+	fs.IntVar(&s.ttfe, "ttfe", 30, "sequential runs for the time to first event (paced shape: 10)")
 	fs.StringVar(&s.store, "store", "embedded", "bridge store: `embedded` (a bbolt file in the temp dir) or memory")
 	targets := fs.String("targets", strings.Join(allTargets, ","), "comma-separated targets of the chunks mode, measured in this order")
 	fs.BoolVar(&s.json, "json", false, "print the report as JSON")
@@ -123,6 +126,9 @@ func parseSettings(args []string, stderr io.Writer) (*settings, error) {
 		}
 		if !set["pace"] {
 			s.pace = pacedPace
+		}
+		if !set["ttfe"] {
+			s.ttfe = pacedTTFE
 		}
 	}
 	for _, t := range strings.Split(*targets, ",") {
