@@ -27,7 +27,7 @@ const (
 	DefaultWSPingInterval     = Duration(30 * time.Second)
 	DefaultWSReadLimit        = 1<<20 + 4<<10 // a 1 MiB RunAgentInput in a run frame
 	DefaultWSMaxStreams       = 32
-	DefaultWSPrincipalStreams = 256
+	DefaultWSPrincipalStreams = 4096
 	DefaultRunTimeout         = Duration(10 * time.Minute)
 	DefaultIdleRunTimeout     = Duration(2 * time.Minute)
 	DefaultRequestTimeout     = Duration(30 * time.Second)
@@ -268,7 +268,7 @@ type Server struct {
 	// WSMaxStreams bounds the runs and subscriptions one WebSocket
 	// connection carries at once; WSMaxStreamsPerPrincipal those of one
 	// principal over all its connections. A run or subscribe frame above
-	// either is answered RUN_ERROR too_many_streams. Defaults 32 and 256.
+	// either is answered RUN_ERROR too_many_streams. Defaults 32 and 4096.
 	// Must be > 0.
 	WSMaxStreams             int `yaml:"wsMaxStreams"`
 	WSMaxStreamsPerPrincipal int `yaml:"wsMaxStreamsPerPrincipal"`

@@ -81,7 +81,7 @@ func TestParseFull(t *testing.T) {
 			WSPingInterval:           Duration(20 * time.Second),
 			WSReadLimit:              64 << 10,
 			WSMaxStreams:             32,
-			WSMaxStreamsPerPrincipal: 256,
+			WSMaxStreamsPerPrincipal: 4096,
 		},
 		Agents: []Agent{{
 			Name:         "travel",

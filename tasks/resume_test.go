@@ -350,6 +350,22 @@ func TestExpiresAtOnlyForV1Clients(t *testing.T) {
 // one that does not. Either way the resumed run holds exactly one
 // TOOL_CALL_RESULT on the original call: the agent's when it sends one,
 // else the answer the bridge sent (a denial included).
+// approvalTurns: turn 1 proposes book_flight (call c1) for approval; turn
+// 2 answers, after echoing the call's result when echo is set.
+func approvalTurns(echo bool, answer string) [][]scripted {
+	response := a2a.NewDataPart(map[string]any{"id": "c1", "name": "book_flight", "response": map[string]any{"status": "booked"}})
+	response.Metadata = map[string]any{"adk_type": "function_response"}
+	turn2 := []scripted{{ev: status(a2a.TaskStateWorking)}}
+	if echo {
+		turn2 = append(turn2, scripted{ev: status(a2a.TaskStateWorking, response)})
+	}
+	turn2 = append(turn2, scripted{ev: chunk(answer, false)}, scripted{ev: status(a2a.TaskStateCompleted)})
+	return [][]scripted{
+		{{ev: task(a2a.TaskStateSubmitted, "")}, {ev: status(a2a.TaskStateInputRequired, a2a.NewTextPart("Book LH123?"), callPart("c1"))}},
+		turn2,
+	}
+}
+
 func TestToolApproval(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -368,17 +384,7 @@ func TestToolApproval(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			response := a2a.NewDataPart(map[string]any{"id": "c1", "name": "book_flight", "response": map[string]any{"status": "booked"}})
-			response.Metadata = map[string]any{"adk_type": "function_response"}
-			turn2 := []scripted{{ev: status(a2a.TaskStateWorking)}}
-			if c.echo {
-				turn2 = append(turn2, scripted{ev: status(a2a.TaskStateWorking, response)})
-			}
-			turn2 = append(turn2, scripted{ev: chunk("Done.", false)}, scripted{ev: status(a2a.TaskStateCompleted)})
-			agent := &scriptedAgent{streaming: true, turns: [][]scripted{
-				{{ev: task(a2a.TaskStateSubmitted, "")}, {ev: status(a2a.TaskStateInputRequired, a2a.NewTextPart("Book LH123?"), callPart("c1"))}},
-				turn2,
-			}}
+			agent := &scriptedAgent{streaming: true, turns: approvalTurns(c.echo, "Done.")}
 			svc, store := newTestService(t, agent, nil)
 			in, events := interruptRun(t, svc, "th")
 			if in.Reason != mapping.ReasonToolCall || in.ToolCallID == "" {
@@ -463,17 +469,7 @@ func TestToolApprovalWithTheClientsToolMessage(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			response := a2a.NewDataPart(map[string]any{"id": "c1", "name": "book_flight", "response": map[string]any{"status": "booked"}})
-			response.Metadata = map[string]any{"adk_type": "function_response"}
-			turn2 := []scripted{{ev: status(a2a.TaskStateWorking)}}
-			if c.echo {
-				turn2 = append(turn2, scripted{ev: status(a2a.TaskStateWorking, response)})
-			}
-			turn2 = append(turn2, scripted{ev: chunk("Booked.", false)}, scripted{ev: status(a2a.TaskStateCompleted)})
-			agent := &scriptedAgent{streaming: true, turns: [][]scripted{
-				{{ev: task(a2a.TaskStateSubmitted, "")}, {ev: status(a2a.TaskStateInputRequired, a2a.NewTextPart("Book LH123?"), callPart("c1"))}},
-				turn2,
-			}}
+			agent := &scriptedAgent{streaming: true, turns: approvalTurns(c.echo, "Booked.")}
 			svc, store := newTestService(t, agent, nil)
 			in, first := interruptRun(t, svc, "th")
 			resume := func() *agui.RunAgentInput {

@@ -196,7 +196,7 @@ type Options struct {
 	// WSMaxStreams bounds the runs and subscriptions one WebSocket
 	// connection carries at once, MaxPrincipalStreams those of one
 	// principal over all its connections; above either a run or subscribe
-	// frame is refused with RUN_ERROR too_many_streams. Defaults 32 and 256.
+	// frame is refused with RUN_ERROR too_many_streams. Defaults 32 and 4096.
 	WSMaxStreams        int
 	MaxPrincipalStreams int
 	// WSPingInterval is how often the bridge pings a WebSocket client; a
@@ -329,7 +329,7 @@ func New(opt Options) *Handler {
 		opt.WSMaxStreams = 32
 	}
 	if opt.MaxPrincipalStreams <= 0 {
-		opt.MaxPrincipalStreams = 256
+		opt.MaxPrincipalStreams = 4096
 	}
 	h := &Handler{opt: opt, mux: http.NewServeMux(), wsConns: make(map[*wsConn]struct{}), wsStreams: map[string]int{}}
 	h.mux.HandleFunc("POST /agents/{name}", h.run)
