@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,31 @@ import (
 	"net/url"
 	"time"
 )
+
+// maxRelayRequest bounds a request body the relay holds in memory. The
+// bench's requests are a few hundred bytes.
+const maxRelayRequest = 1 << 20
+
+// bufferRequestBody reads the (small) request body into memory before the
+// proxy sends it on. Streaming it instead races with net/http: once the agent
+// answers, the relay's server writes the response headers, which drains and
+// closes the inbound body; the transport, having copied Content-Length
+// bytes, reads the body once more to check its length, gets "invalid Read on
+// closed Body", and tears down the connection to the agent mid-answer (seen
+// here as "ReverseProxy read error during body copy: use of closed network
+// connection" on about one sequential run in fifteen).
+func bufferRequestBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRelayRequest))
+		if err != nil {
+			http.Error(w, "relay: reading the request body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+		next.ServeHTTP(w, r)
+	})
+}
 
 // cmdRelay is "the relay", the floor of any process that sits between an
 // A2A agent and a client: httputil.ReverseProxy in front of the agent,
@@ -59,7 +85,7 @@ func cmdRelay(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(stderr, "relay: ", 0)}
+	srv := &http.Server{Handler: bufferRequestBody(proxy), ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(stderr, "relay: ", 0)}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 	if err := json.NewEncoder(stdout).Encode(agentStartup{URL: "http://" + ln.Addr().String() + "/"}); err != nil {
