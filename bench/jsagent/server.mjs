@@ -21,9 +21,14 @@
 // Chunk i's text is "w<i>@<µs> ", where µs is the Unix time in microseconds
 // at which the chunk was published: the readers subtract it from the time
 // they read the chunk (same machine, same clock). With --pace-ms 0 the chunks
-// are published back to back; otherwise one every --pace-ms, as an LLM's
-// tokens arrive. The SDK's Express handler writes each event as its own SSE
-// frame as soon as the request handler yields it (res.write per event).
+// are published back to back, each in its own turn of the event loop;
+// otherwise one every --pace-ms, as an LLM's tokens arrive. The SDK's Express
+// handler writes each event as its own SSE frame as soon as the request
+// handler yields it (res.write per event), but Node's http response corks
+// the socket for the rest of the tick, so frames written in one tick leave
+// in one writev: without the turn between chunks, all 500 would go out as
+// one burst, which no agent streaming from a model does. With it, each chunk
+// is flushed as it is made (about one write syscall per chunk).
 //
 // Why --handler direct (the default): the SDK's DefaultRequestHandler runs
 // every event through its ResultManager and InMemoryTaskStore, which copy the
@@ -40,7 +45,7 @@
 
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import express from 'express';
 import { Role, TaskState } from '@a2a-js/sdk';
@@ -99,7 +104,7 @@ async function* loaderEvents(taskId, contextId, userMessage, cancelled) {
   yield status(TaskState.TASK_STATE_WORKING);
   const artifactId = randomUUID();
   for (let i = 0; i < chunks; i++) {
-    if (i > 0 && paceMs > 0) await sleep(paceMs);
+    if (i > 0) await (paceMs > 0 ? sleep(paceMs) : nextTurn());
     if (cancelled.has(taskId)) {
       yield status(TaskState.TASK_STATE_CANCELED);
       return;

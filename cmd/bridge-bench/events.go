@@ -99,7 +99,7 @@ func classifyA2A(data []byte) (eventClass, string, error) {
 	switch {
 	case ev.Error != nil:
 		return classError, fmt.Sprintf("JSON-RPC error %d: %s", ev.Error.Code, ev.Error.Message), nil
-	case len(ev.Result.ArtifactUpdate) > 0:
+	case len(ev.Result.ArtifactUpdate) > 0 && string(ev.Result.ArtifactUpdate) != "null":
 		return classChunk, "", nil
 	case ev.Result.StatusUpdate != nil && ev.Result.StatusUpdate.Status.State == "TASK_STATE_COMPLETED":
 		return classFinished, "", nil

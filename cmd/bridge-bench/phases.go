@@ -81,7 +81,7 @@ type phaseProcs struct {
 // sample is what the processes of one phase have used at one instant.
 type sample struct {
 	target, agent, driver, reader cpu
-	targetIO                      ioCounts
+	targetIO, agentIO             ioCounts
 	agentConns                    int64 // connections the agent has seen carry A2A requests
 }
 
@@ -98,6 +98,9 @@ func (b *bench) sample(ctx context.Context, p phaseProcs, agentURL string) (samp
 		return s, err
 	}
 	if s.agent, err = cpuTime(p.agent.pid()); err != nil {
+		return s, err
+	}
+	if s.agentIO, err = readIO(p.agent.pid()); err != nil {
 		return s, err
 	}
 	if p.reader != 0 {
@@ -186,6 +189,9 @@ func (b *bench) fill(res *targetResult, warm, load, ttfe loadResult, before, aft
 	res.ReadSyscallsPerChunk = float64(io.syscr) / float64(chunks)
 	res.WriteSyscallsPerChunk = float64(io.syscw) / float64(chunks)
 	res.Agent = usageOf(after.agent.sub(before.agent), chunks)
+	agentIO := after.agentIO.sub(before.agentIO)
+	res.AgentReadSyscallsPerChunk = float64(agentIO.syscr) / float64(chunks)
+	res.AgentWriteSyscallsPerChunk = float64(agentIO.syscw) / float64(chunks)
 	res.Driver = usageOf(after.driver.sub(before.driver), chunks)
 	if p.reader != 0 {
 		reader := usageOf(after.reader.sub(before.reader), chunks)

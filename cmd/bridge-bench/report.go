@@ -89,6 +89,10 @@ type targetResult struct {
 	TTFESamples  int     `json:"ttfeSamples"`
 	TTFEFailed   int     `json:"ttfeFailed,omitempty"`
 	Agent        usage   `json:"agent"` // the A2A agent during the same phase, for context
+	// The agent's syscalls per chunk: about one write per chunk when it
+	// flushes every chunk as it makes it.
+	AgentReadSyscallsPerChunk  float64 `json:"agentReadSyscallsPerChunk"`
+	AgentWriteSyscallsPerChunk float64 `json:"agentWriteSyscallsPerChunk"`
 	// Connections to the agent that carried A2A requests in the measured
 	// phase: about -concurrency when the translator reuses them, about
 	// -runs when it opens one per run.
@@ -214,8 +218,8 @@ func (r *report) writeTargets(w io.Writer) {
 			fmt.Fprintf(w, " (%d failed)", t.TTFEFailed)
 		}
 		fmt.Fprintf(w, "; %d connections to the agent for %d runs\n", t.AgentConnections, t.Runs)
-		fmt.Fprintf(w, "  read by %s; %d read / %d write syscalls; latency max %.2f ms over %d chunks\n",
-			t.ReaderProcess, t.ReadSyscalls, t.WriteSyscalls, t.LatencyMaxMs, t.LatencySamples)
+		fmt.Fprintf(w, "  read by %s; %d read / %d write syscalls; latency max %.2f ms over %d chunks; agent %.2f read / %.2f write syscalls per chunk\n",
+			t.ReaderProcess, t.ReadSyscalls, t.WriteSyscalls, t.LatencyMaxMs, t.LatencySamples, t.AgentReadSyscallsPerChunk, t.AgentWriteSyscallsPerChunk)
 		if t.ErrorSample != "" {
 			fmt.Fprintf(w, "  first error: %s\n", t.ErrorSample)
 		}
