@@ -64,6 +64,16 @@ if (!args.url || !['bridge', 'peer', 'a2a'].includes(args.kind)) {
   process.exit(2);
 }
 
+// When a stream is cut mid-answer, runHttpRequest's teardown cancels the
+// body reader and rethrows the cancellation's rejection (any error not named
+// AbortError) from a .catch() nobody awaits: an unhandled rejection, which
+// ends a Node process by default. The run itself has already failed through
+// the observable's error, and is counted as failed; the rethrow is logged
+// here so that it does not take the reader, and every other run, down.
+process.on('unhandledRejection', (err) => {
+  console.error(`unhandled rejection (@ag-ui/client stream teardown after a failed run): ${err?.message ?? err}`);
+});
+
 const nowMicros = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
 
 /** The agent's stamp in a chunk text "w<i>@<µs> ", or NaN. */
