@@ -34,6 +34,7 @@ import { createInterface } from 'node:readline';
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { HttpAgent, parseSSEStream, runHttpRequest } from '@ag-ui/client';
+import { wallMicros } from '../wallclock.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -74,7 +75,8 @@ process.on('unhandledRejection', (err) => {
   console.error(`unhandled rejection (@ag-ui/client stream teardown after a failed run): ${err?.message ?? err}`);
 });
 
-const nowMicros = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
+/** Unix time in microseconds on the wall clock the Go side stamps with (see ../wallclock.mjs). */
+const nowMicros = wallMicros;
 
 /** The agent's stamp in a chunk text "w<i>@<µs> ", or NaN. */
 function stampOf(text) {

@@ -51,6 +51,7 @@ import express from 'express';
 import { Role, TaskState } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
+import { wallMicros } from '../wallclock.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -77,8 +78,8 @@ function splitHostPort(s) {
   return [s.slice(0, i), Number(s.slice(i + 1))];
 }
 
-/** Unix time in microseconds; the Go side stamps with the same clock. */
-const nowMicros = () => Math.round((performance.timeOrigin + performance.now()) * 1000);
+/** Unix time in microseconds on the wall clock the Go side stamps with (see ../wallclock.mjs). */
+const nowMicros = wallMicros;
 
 function textPart(text) {
   return { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' };
