@@ -27,7 +27,7 @@ SOAK_CONCURRENCY  ?= 1000
 SOAK_DURATION     ?= 10m
 SOAK_FLAGS        ?=
 
-.PHONY: test check gotest redis loadtest fuzz-short conformance conformance-deps browsertest browsertest-deps fuzz soak bench bench-users demo build
+.PHONY: test check gotest redis bench-deps loadtest fuzz-short conformance conformance-deps browsertest browsertest-deps fuzz soak bench bench-users demo build
 
 test: check gotest loadtest fuzz-short conformance browsertest
 
@@ -53,7 +53,15 @@ redis:
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq redis-server >/dev/null; \
 	}
 
-gotest: redis
+# cmd/bridge-bench's end-to-end test runs the @a2a-js/sdk agent and the
+# @ag-ui/client reader of the benchmark (bench/jsagent, bench/aguireader),
+# so their pinned packages are installed first.
+bench-deps:
+	@command -v node >/dev/null || { echo "node (>= 20) is required for the bench's JS agent and reader"; exit 1; }
+	cd bench/jsagent && npm ci --no-audit --no-fund
+	cd bench/aguireader && npm ci --no-audit --no-fund
+
+gotest: redis bench-deps
 	@echo "== go test -race"
 	$(GO) test -race -count=1 ./...
 
