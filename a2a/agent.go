@@ -18,6 +18,8 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
+
+	"github.com/a2a-agui-bridge/bridge/a2a/internal/jsonrpcstream"
 )
 
 // Options say how to reach one agent.
@@ -175,7 +177,7 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 		a2aclient.WithDefaultsDisabled(),
 		a2aclient.WithConfig(a2aclient.Config{PreferredTransports: prefs}),
 		a2aclient.WithTransport(a2asdk.TransportProtocolJSONRPC, record(func(_ context.Context, _ *a2asdk.AgentCard, iface *a2asdk.AgentInterface) (a2aclient.Transport, error) {
-			return newStreamingJSONRPC(iface.URL, jsonrpcClient), nil
+			return jsonrpcstream.New(iface.URL, jsonrpcClient), nil
 		})),
 		a2aclient.WithTransport(a2asdk.TransportProtocolHTTPJSON, record(func(_ context.Context, _ *a2asdk.AgentCard, iface *a2asdk.AgentInterface) (a2aclient.Transport, error) {
 			u, err := url.Parse(iface.URL)

@@ -2,27 +2,27 @@ package limits
 
 import (
 	"math"
-	"net/http"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/a2a-agui-bridge/bridge/agui"
 )
 
 // Error codes.
 const (
 	// CodeRateLimited: the principal sent requests faster than its rate.
-	CodeRateLimited = "rate_limited"
+	CodeRateLimited = agui.CodeRateLimited
 	// CodeTooManyRuns: the principal has as many runs in progress as it
 	// may.
-	CodeTooManyRuns = "too_many_runs"
+	CodeTooManyRuns = agui.CodeTooManyRuns
 	// CodeOverloaded: the instance has as many runs in progress as it may.
-	CodeOverloaded = "bridge_overloaded"
+	CodeOverloaded = agui.CodeOverloaded
 )
 
 // Error is a refused admission.
 type Error struct {
-	Status  int
 	Code    string
 	Message string
 	// Retry is how long to wait before trying again.
@@ -31,8 +31,8 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// HTTPStatus is the status to answer with: 429 or 503.
-func (e *Error) HTTPStatus() int { return e.Status }
+// HTTPStatus is the status to answer with: 429 or 503 (agui's table).
+func (e *Error) HTTPStatus() int { return agui.HTTPStatus(e.Code) }
 
 // ErrorCode is the stable error code.
 func (e *Error) ErrorCode() string { return e.Code }
@@ -132,7 +132,7 @@ func (l *Limiter) Allow(principal string) error {
 	r := b.lim.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now) // the request is refused: it must not use the token
-		return &Error{Status: http.StatusTooManyRequests, Code: CodeRateLimited,
+		return &Error{Code: CodeRateLimited,
 			Message: "too many requests; retry after the time in Retry-After", Retry: d}
 	}
 	return nil
@@ -148,11 +148,11 @@ func (l *Limiter) AcquireRun(principal string) (release func(), err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.opt.Runs > 0 && l.total >= l.opt.Runs {
-		return nil, &Error{Status: http.StatusServiceUnavailable, Code: CodeOverloaded,
+		return nil, &Error{Code: CodeOverloaded,
 			Message: "the bridge has as many runs in progress as it may; retry later", Retry: runRetry}
 	}
 	if l.opt.RunsPerPrincipal > 0 && l.runs[principal] >= l.opt.RunsPerPrincipal {
-		return nil, &Error{Status: http.StatusTooManyRequests, Code: CodeTooManyRuns,
+		return nil, &Error{Code: CodeTooManyRuns,
 			Message: "you have as many runs in progress as you may; wait for one to finish", Retry: runRetry}
 	}
 	l.total++

@@ -19,7 +19,7 @@ func TestAllow(t *testing.T) {
 	}
 	err := l.Allow("alice")
 	var le *limits.Error
-	if !errors.As(err, &le) || le.Status != http.StatusTooManyRequests || le.Code != limits.CodeRateLimited {
+	if !errors.As(err, &le) || le.HTTPStatus() != http.StatusTooManyRequests || le.Code != limits.CodeRateLimited {
 		t.Fatalf("third request: %v; want 429 rate_limited", err)
 	}
 	if le.Retry <= 0 || le.Retry > time.Second {
@@ -41,14 +41,14 @@ func TestAcquireRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	var le *limits.Error
-	if _, err := l.AcquireRun("alice"); !errors.As(err, &le) || le.Code != limits.CodeTooManyRuns || le.Status != 429 {
+	if _, err := l.AcquireRun("alice"); !errors.As(err, &le) || le.Code != limits.CodeTooManyRuns || le.HTTPStatus() != 429 {
 		t.Fatalf("alice's second run: %v; want 429 too_many_runs", err)
 	}
 	rb, err := l.AcquireRun("bob")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := l.AcquireRun("carol"); !errors.As(err, &le) || le.Code != limits.CodeOverloaded || le.Status != 503 {
+	if _, err := l.AcquireRun("carol"); !errors.As(err, &le) || le.Code != limits.CodeOverloaded || le.HTTPStatus() != 503 {
 		t.Fatalf("third run on the instance: %v; want 503 bridge_overloaded", err)
 	}
 	ra()

@@ -251,7 +251,7 @@ func (t *Team) Finish() []agui.Event {
 }
 
 // CodeTeamFailed is RUN_ERROR.code when every member of a team failed.
-const CodeTeamFailed = "team_failed"
+const CodeTeamFailed = agui.CodeTeamFailed
 
 // Interrupts are the interrupts the run ended with, every member's.
 func (t *Team) Interrupts() []PendingInterrupt {

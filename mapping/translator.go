@@ -49,9 +49,9 @@ const (
 // RUN_ERROR codes the translator produces. They are part of the public
 // contract: frontends switch on them.
 const (
-	CodeFailed    = "a2a_failed"
-	CodeRejected  = "a2a_rejected"
-	CodeCancelled = "cancelled"
+	CodeFailed    = agui.CodeAgentFailed
+	CodeRejected  = agui.CodeAgentRejected
+	CodeCancelled = agui.CodeCancelled
 )
 
 // Interrupt reasons.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
@@ -20,11 +19,11 @@ import (
 // INPUT_REQUIRED when it waits for one, a new turn in the thread's
 // context otherwise.
 
-// RUN codes and HTTP statuses of refused A2UI actions.
+// The codes of refused A2UI actions (their statuses are in agui's table).
 const (
-	CodeA2UIActionInvalid  = "a2ui_action_invalid"
-	CodeA2UIActionTooLarge = "a2ui_action_too_large"
-	CodeA2UINotActive      = "a2ui_not_active"
+	CodeA2UIActionInvalid  = agui.CodeA2UIActionInvalid
+	CodeA2UIActionTooLarge = agui.CodeA2UIActionTooLarge
+	CodeA2UINotActive      = agui.CodeA2UINotActive
 )
 
 // a2uiVersion is the A2UI version a run on agent activates.
@@ -81,15 +80,15 @@ func (s *Service) planA2UIAction(ctx context.Context, spec *AgentSpec, team *Tea
 		MaxBytes: spec.MaxA2UIActionBytes, Now: time.Now})
 	switch {
 	case errors.Is(err, mapping.ErrA2UINotActive) && team != nil:
-		return nil, &Error{Status: http.StatusBadRequest, Code: CodeA2UINotActive, Err: err,
+		return nil, &Error{Code: CodeA2UINotActive, Err: err,
 			Message: "forwardedProps.a2uiAction: a team does not route A2UI actions to its members; send the action to the member's own endpoint"}
 	case errors.Is(err, mapping.ErrA2UINotActive):
-		return nil, &Error{Status: http.StatusBadRequest, Code: CodeA2UINotActive, Err: err,
+		return nil, &Error{Code: CodeA2UINotActive, Err: err,
 			Message: "forwardedProps.a2uiAction: agent " + spec.Name + " did not activate A2UI for this run (its card lists no A2UI version the bridge knows, its a2ui switch is off, or the client is older than protocol 1.0 under a2ui: auto)"}
 	case errors.Is(err, mapping.ErrA2UIActionTooLarge):
-		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeA2UIActionTooLarge, Message: err.Error(), Err: err}
+		return nil, &Error{Code: CodeA2UIActionTooLarge, Message: err.Error(), Err: err}
 	case err != nil:
-		return nil, &Error{Status: http.StatusBadRequest, Code: CodeA2UIActionInvalid, Message: err.Error(), Err: err}
+		return nil, &Error{Code: CodeA2UIActionInvalid, Message: err.Error(), Err: err}
 	}
 	act := &a2uiAction{part: part}
 	if len(th.Interrupts) == 0 {
@@ -106,7 +105,7 @@ func (s *Service) planA2UIAction(ctx context.Context, spec *AgentSpec, team *Tea
 	act.resume = true
 	for _, r := range in.Resume {
 		if r.Status != agui.ResumeResolved {
-			return nil, &Error{Status: http.StatusBadRequest, Code: CodeA2UIActionInvalid,
+			return nil, &Error{Code: CodeA2UIActionInvalid,
 				Message: "forwardedProps.a2uiAction answers the pending interrupts; it cannot come with a resume that cancels " + r.InterruptID}
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/mapping"
 	"github.com/a2a-agui-bridge/bridge/observe"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
+	"github.com/a2a-agui-bridge/bridge/tasks/store/boltstore"
 )
 
 // BenchmarkRunStream drives whole runs of a scripted agent streaming 500
@@ -33,9 +35,9 @@ func BenchmarkRunStream(b *testing.B) {
 	for _, name := range []string{"memory", "embedded", "memory-observed", "embedded-observed"} {
 		kind, observed := strings.CutSuffix(name, "-observed")
 		b.Run(name, func(b *testing.B) {
-			var store Store = NewMemoryStore()
+			var store Store = store.NewMemoryStore()
 			if kind == "embedded" {
-				s, err := OpenBoltStore(filepath.Join(b.TempDir(), "bench.db"))
+				s, err := boltstore.OpenBoltStore(filepath.Join(b.TempDir(), "bench.db"))
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -83,8 +85,9 @@ func BenchmarkTextChunkPath(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			in := input("t", "r")
 			in.ProtocolVersion = "1.0"
-			d := newDriver(nil, &AgentSpec{Name: "a"}, &Thread{}, in, 0)
+			d := newDriver(nil, &AgentSpec{Name: "a"}, &Thread{}, in, 0, runPlan{})
 			d.tr = mapping.New(mapping.Options{ThreadID: "t", RunID: "r", V1: true, Now: func() int64 { return 1796290000000 }})
+			d.out = d.tr
 			d.guard = agui.NewGuard(true)
 			step := func(ev a2a.Event) int {
 				n := 0

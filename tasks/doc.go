@@ -7,22 +7,42 @@
 // (TeamSpec) drives several agents at once, or routes to one, or chains
 // them, through one mapping.Team (team.go, route.go).
 //
+// Where to look:
+//
+//   - service.go: Service, StartRun (checks the request against the
+//     thread, plans the run, claims the thread) and the release of a run;
+//   - driver.go: the run's driver, one goroutine per run (lifecycle), with
+//     its plan (runPlan, decided before it starts) and its phase (phase.go);
+//   - upstream.go: the one conversation every kind of run has with an agent
+//     (its message, the answer to a sign-in, a run taken over, a team
+//     member's part, a cancel), cancelOrGet, the timeout failure;
+//   - record.go: the one optimistic-retry loop for thread records;
+//   - team.go, route.go: team runs; resume.go: interrupts and resumes;
+//     takeover.go, lease.go: runs continued after a restart or adopted from
+//     a dead instance; follow.go: sign-in streams kept for the resume;
+//     journal.go, live.go, run.go: the journal writer and its readers;
+//   - threads.go: the thread snapshot and cancel; errors.go, limits.go,
+//     observe.go: typed errors (codes from agui's table), per-run limits,
+//     the observer hooks.
+//
 // Concurrency contract: Service.StartRun may be called concurrently. Every
 // run is driven by one goroutine owned by the Service, on a context tied to
 // the Service rather than to the HTTP request, so a client disconnect never
-// cancels the A2A task; Service.Close waits for those goroutines. Clients
+// cancels the A2A task; Service.Close waits for those goroutines. The
+// agent's stream is read on the run's goroutine, which translates each
+// event and queues it for the journal (no hand-off per event); a team run
+// adds one goroutine per member, which only reads and forwards. Clients
 // read a run back from the journal (Run.Events): a run driven in this
 // process from its live log of stored events, others from the store, so a
 // slow client cannot slow the agent or grow memory.
 //
-// The Store interface is shaped for durable and shared backends: thread
-// records carry versions for optimistic concurrency, and journals are
-// append-only, numbered by the run's driver (the thread's only writer
-// while its run is active), and can be tailed. Three
-// backends implement it: MemoryStore (tests), BoltStore (one file, one
-// process) and RedisStore, which many bridge processes share: its Wait
-// wakes for entries any of them appends. Their doc comments give the
-// storage layout.
+// The Store contract and its backends are package store and its
+// subpackages (memory, embedded bbolt, Redis, and the conformance suite
+// storetest), so this package links no database client; tasks names the
+// contract's types through aliases (contract.go). Thread records carry
+// versions for optimistic concurrency, and journals are append-only,
+// numbered by the run's driver (the thread's only writer while its run is
+// active), and can be tailed.
 //
 // Observability stays outside: a run reports to its agent's RunObserver
 // (start, first answer, every AG-UI event, end with its outcome) and is a

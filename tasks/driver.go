@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"runtime/debug"
 	"slices"
@@ -47,22 +46,11 @@ type driver struct {
 	agent  Agent
 	thread *Thread
 	in     *agui.RunAgentInput
-	parts  []*a2a.Part
-	newIDs []string
-	resume *resumePlan // nil unless the run answers interrupts
-	// continueTask is the task a message continues (one waiting for the
-	// client's tool results); "" starts a new task in the context.
-	continueTask a2a.TaskID
-	// reconcile: the client lacks part of the thread's conversation; the
-	// run starts with a MESSAGES_SNAPSHOT of it.
-	reconcile bool
-	// prior is set when this driver takes over a run whose driver is gone
-	// (a restart): the run's journaled events, which it continues.
-	prior    []agui.Event
-	takeover bool
-	log      *slog.Logger
+	plan   runPlan
+	log    *slog.Logger
 
 	tr      *mapping.Translator
+	out     runOutput // tr, or the team's Team (set up by setup)
 	guard   *agui.Guard
 	journal *journalWriter
 
@@ -70,16 +58,14 @@ type driver struct {
 	// once the agent answered, or the error that stopped it. Once StartRun
 	// stops waiting, failures go into the stream instead.
 	mu       sync.Mutex
-	decided  bool
+	phase    phase // d.mu; see phase.go
 	accepted chan error
 	done     chan struct{} // closed when the driver goroutine ends
 	reached  bool          // the agent accepted the message
-	rejected bool          // the failure went back to StartRun: write nothing
 	// sentInput is set once the agent accepted the message carrying the
 	// run's input; only then are the user's messages marked as seen.
 	sentInput  bool
 	sendsInput bool // the run's first upstream call carries its input
-	released   bool // the thread's active run was cleared
 
 	idle *time.Timer
 
@@ -102,10 +88,9 @@ type driver struct {
 	leasing   sync.WaitGroup
 	leaseLost bool
 
-	// suspended is set when the bridge shut down under the run: the thread
-	// keeps it as active, for the next process to take over, and in-process
-	// readers get shutdownTail instead of a journaled terminal event.
-	suspended    bool
+	// shutdownTail is what in-process readers get instead of a journaled
+	// terminal event once the run is suspended (phaseSuspended): the thread
+	// keeps it as active, for the next process to take over.
 	shutdownTail []agui.Envelope
 
 	// live is what readers in this process follow; seq is the number of
@@ -130,32 +115,48 @@ type driver struct {
 	observed bool
 	// taskLogged: d.log names the run's task (nameTask).
 	taskLogged bool
+}
 
+// runOutput is the translation a run's events come from, as the parts of
+// the driver a team run shares see it: a single agent's
+// mapping.Translator, or a team's mapping.Team.
+type runOutput interface {
+	Done() bool
+	Fail(code, message string) []agui.Event
+	Interrupts() []mapping.PendingInterrupt
+}
+
+// runPlan is what a run is to do, decided before it starts — by StartRun,
+// or by takeOver for a run continued after a restart — and only read by
+// the engine.
+type runPlan struct {
+	// parts are the message for the agent (a resume's answers first, then
+	// the results of the client's own tools, then the user's new input);
+	// newIDs the user message ids among them, seen once the agent takes
+	// them.
+	parts  []*a2a.Part
+	newIDs []string
+	// resume is set when the run answers interrupts.
+	resume *resumePlan
+	// continueTask is the task the message continues (one waiting for the
+	// client's tool results); "" starts a new task in the context.
+	continueTask a2a.TaskID
+	// reconcile: the client lacks part of the thread's conversation; the
+	// run starts with a MESSAGES_SNAPSHOT of it.
+	reconcile bool
 	// caller is the Authorization header of the request that started the
 	// run, for agents configured to forward it (a2a.Credentials). It is
 	// kept in memory only: a run taken over after a restart has none.
 	caller string
-}
-
-// runDone and runFail are the run's translation, for the parts of the
-// driver a team run shares: an agent's Translator or a team's Team.
-func (d *driver) runDone() bool {
-	if d.team != nil {
-		return d.team.tm.Done()
-	}
-	return d.tr.Done()
-}
-
-func (d *driver) runFail(code, message string) []agui.Event {
-	if d.team != nil {
-		return d.team.tm.Fail(code, message)
-	}
-	return d.tr.Fail(code, message)
+	// takeover: the run's driver is gone (a restart) and this one
+	// continues it; prior are the events it journaled.
+	takeover bool
+	prior    []agui.Event
 }
 
 // newDriver returns the driver of a run whose events follow seq after.
-func newDriver(s *Service, spec *AgentSpec, th *Thread, in *agui.RunAgentInput, after int64) *driver {
-	return &driver{svc: s, spec: spec, thread: th, in: in, accepted: make(chan error, 1), done: make(chan struct{}),
+func newDriver(s *Service, spec *AgentSpec, th *Thread, in *agui.RunAgentInput, after int64, plan runPlan) *driver {
+	return &driver{svc: s, spec: spec, thread: th, in: in, plan: plan, accepted: make(chan error, 1), done: make(chan struct{}),
 		live: newLiveLog(in.ThreadID, after), seq: after, finishing: make(chan struct{})}
 }
 
@@ -167,7 +168,7 @@ func (d *driver) begin(ctx context.Context, kind trace.SpanKind) {
 		attribute.String("bridge.agent", d.spec.Name),
 		attribute.String("agui.thread_id", d.in.ThreadID),
 		attribute.String("agui.run_id", d.in.RunID),
-		attribute.Bool("bridge.run.takeover", d.takeover),
+		attribute.Bool("bridge.run.takeover", d.plan.takeover),
 	))
 	if o := d.spec.Observer; o != nil {
 		o.RunStarted()
@@ -184,13 +185,13 @@ func (d *driver) observeEnd(outcome, code string) {
 	d.observed = true
 	if outcome == "" {
 		outcome, code = d.outcome, d.code
-		if d.suspended {
+		if d.phaseNow() == phaseSuspended {
 			outcome, code = OutcomeSuspended, ""
 		}
 	}
 	if outcome == "" {
 		// No terminal event reached the journal (the store failed).
-		outcome, code = OutcomeError, "internal"
+		outcome, code = OutcomeError, agui.CodeInternal
 	}
 	if o := d.spec.Observer; o != nil {
 		o.RunEnded(outcome, code, time.Since(d.started))
@@ -218,7 +219,7 @@ func (d *driver) nameTask(id a2a.TaskID, contextID string) {
 // detached is a context for calls the run makes after its own context may
 // have ended (cancelling the task): the bridge's lifetime, the run's span.
 func (d *driver) detached() context.Context {
-	return trace.ContextWithSpan(context.WithoutCancel(a2a.WithCallerAuthorization(d.svc.ctx, d.caller)), d.span)
+	return trace.ContextWithSpan(context.WithoutCancel(a2a.WithCallerAuthorization(d.svc.ctx, d.plan.caller)), d.span)
 }
 
 // close ends the driver's journal and its live log: readers get the
@@ -243,8 +244,7 @@ func (d *driver) stopFinishing() {
 func (d *driver) accept() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.decided {
-		d.decided = true
+	if d.to(phaseRunning) {
 		d.accepted <- nil
 	}
 }
@@ -256,11 +256,11 @@ func (d *driver) accept() {
 func (d *driver) reject(err error) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.decided {
+	if d.phase != phaseStarting {
 		return false
 	}
 	d.svc.release(d.thread, nil)
-	d.released, d.rejected, d.decided = true, true, true
+	d.to(phaseRejected)
 	// Counted before StartRun answers, so the run is in the metrics by
 	// the time its client reads the HTTP error.
 	d.observeEnd(OutcomeError, a2a.Classify(err).Code)
@@ -273,14 +273,13 @@ func (d *driver) reject(err error) bool {
 func (d *driver) stopWaiting() (decided bool, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.decided {
+	if !d.to(phaseRunning) {
 		select {
 		case err = <-d.accepted:
 		default:
 		}
 		return true, err
 	}
-	d.decided = true
 	return false, nil
 }
 
@@ -291,12 +290,13 @@ func (d *driver) setup() {
 		d.log = d.log.With("trace_id", sc.TraceID().String())
 	}
 	d.guard = newGuard(d.in)
-	for _, e := range d.prior {
+	for _, e := range d.plan.prior {
 		_ = d.guard.Check(e) // what the journal holds is what clients hold
 	}
 	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.log, d.live.publish)
 	if d.team != nil {
 		d.team.setup()
+		d.out = d.team.tm
 		return
 	}
 	if id := d.thread.ActiveTaskID; id != "" {
@@ -317,8 +317,8 @@ func (d *driver) setup() {
 		SentResults:      d.sentResults(),
 		ClientResults:    d.clientResults(),
 		EarlierArtifacts: d.earlierArtifacts(),
-		Prior:            d.prior,
-		Reconcile:        d.reconcile,
+		Prior:            d.plan.prior,
+		Reconcile:        d.plan.reconcile,
 		StateKey:         d.spec.StateKey,
 		PreviousView:     viewIn(d.thread.State, d.spec.StateKey),
 		StateVersion:     d.thread.StateVersion,
@@ -326,21 +326,7 @@ func (d *driver) setup() {
 		RedactKeys:       d.spec.RedactKeys,
 		A2UIActivities:   a2uiActivities(d.in),
 	})
-}
-
-// extend applies the bridge's A2A extension when the agent declares it:
-// the request asks for it (A2A-Extensions) and the message carries the
-// client's state (without the bridge's key), context, forwarded props and
-// frontend tools.
-func (d *driver) extend(ctx context.Context, msg *a2a.Message) context.Context {
-	if !d.agent.DeclaresExtension(mapping.ExtensionURI) {
-		return ctx
-	}
-	if msg.Metadata == nil {
-		msg.Metadata = map[string]any{}
-	}
-	msg.Metadata[mapping.ExtensionURI] = mapping.ExtensionMetadata(d.in, d.spec.StateKey)
-	return a2a.WithHeaders(ctx, map[string]string{"A2A-Extensions": mapping.ExtensionURI})
+	d.out = d.tr
 }
 
 // viewIn extracts the bridge's key from a stored shared state.
@@ -356,22 +342,22 @@ func viewIn(state json.RawMessage, key string) json.RawMessage {
 }
 
 func (d *driver) resumedTask() a2a.TaskID {
-	if d.resume == nil {
+	if d.plan.resume == nil {
 		return ""
 	}
-	return d.resume.taskID
+	return d.plan.resume.taskID
 }
 
 // sentResults are the tool-call answers this run sends the agent; a resume
 // that cancels the task sends none.
 func (d *driver) sentResults() []mapping.SentToolResult {
-	if d.takeover {
+	if d.plan.takeover {
 		return d.thread.ActiveResults
 	}
-	if d.resume == nil || d.resume.cancel {
+	if d.plan.resume == nil || d.plan.resume.cancel {
 		return nil
 	}
-	return d.resume.results
+	return d.plan.resume.results
 }
 
 // turn tells the run's ids from those of the thread's previous run when
@@ -387,7 +373,7 @@ func (d *driver) turn() string {
 // clientResults are the tool messages the client sent for the calls this
 // run's resume approves (see resumePlan.echoed).
 func (d *driver) clientResults() map[string]string {
-	if d.takeover {
+	if d.plan.takeover {
 		// The request holds them: a tool message for a call the run
 		// answers got past checkToolResults only as such an echo.
 		calls := map[string]bool{}
@@ -407,18 +393,18 @@ func (d *driver) clientResults() map[string]string {
 		}
 		return echoed
 	}
-	if d.resume == nil {
+	if d.plan.resume == nil {
 		return nil
 	}
-	return d.resume.echoed
+	return d.plan.resume.echoed
 }
 
 // earlierArtifacts are the artifacts of the thread's current task shown by
 // earlier runs, when this run continues that task.
 func (d *driver) earlierArtifacts() []a2a.ArtifactID {
 	task := d.thread.ActiveTaskID
-	if d.resume != nil {
-		task = string(d.resume.taskID)
+	if d.plan.resume != nil {
+		task = string(d.plan.resume.taskID)
 	}
 	if task == "" || task != d.thread.TaskID {
 		return nil
@@ -430,7 +416,11 @@ func (d *driver) earlierArtifacts() []a2a.ArtifactID {
 	return out
 }
 
-func (d *driver) nothingToDo() {
+// lifecycle is the run's goroutine: it sets the run up, runs body, and
+// whatever way body ends, closes the journal and the live log, reports the
+// run's end, drops it from the registry, frees its admission slot and
+// tells Service.Close it is done — in that order, the reverse of setup.
+func (d *driver) lifecycle(body func()) {
 	defer d.svc.wg.Done()
 	defer d.releaseRun()
 	defer close(d.done)
@@ -438,6 +428,11 @@ func (d *driver) nothingToDo() {
 	defer d.observeEnd("", "")
 	d.setup()
 	defer d.close()
+	body()
+}
+
+// nothingToDo finishes a run that has nothing new to tell the agent.
+func (d *driver) nothingToDo() {
 	d.emit(d.tr.Complete()) // releases the thread before RUN_FINISHED
 }
 
@@ -458,21 +453,14 @@ func (d *driver) releaseRun() {
 func (d *driver) unregister() {
 	// A run left to the instance that adopted it is followed through the
 	// journal that instance writes, not through this driver.
-	if !d.suspended || d.leaseLost {
+	if d.phaseNow() != phaseSuspended || d.leaseLost {
 		d.svc.unregister(d)
 	}
 }
 
 func (d *driver) drive() {
-	defer d.svc.wg.Done()
-	defer d.releaseRun()
-	defer close(d.done)
-	defer d.unregister()
-	defer d.observeEnd("", "")
-	d.setup()
-	defer d.close()
 	// The run's A2A calls are spans of the run.
-	ctx, cancel := context.WithCancelCause(trace.ContextWithSpan(a2a.WithCallerAuthorization(d.svc.ctx, d.caller), d.span))
+	ctx, cancel := context.WithCancelCause(trace.ContextWithSpan(a2a.WithCallerAuthorization(d.svc.ctx, d.plan.caller), d.span))
 	defer cancel(nil)
 	ctx = d.activateA2UI(ctx) // every call of the run (tasks/a2ui.go)
 	d.armStop(cancel)
@@ -493,7 +481,7 @@ func (d *driver) drive() {
 	defer func() {
 		if p := recover(); p != nil {
 			d.log.Error("run panicked", "panic", p, "stack", string(debug.Stack()))
-			d.emit(d.runFail("internal", "the bridge failed while running this request"))
+			d.emit(d.out.Fail(agui.CodeInternal, "the bridge failed while running this request"))
 		}
 		d.finish()
 	}()
@@ -503,91 +491,84 @@ func (d *driver) drive() {
 		return
 	}
 
-	if d.takeover {
+	if d.plan.takeover {
 		d.reattach(ctx)
 		return
 	}
-	if d.resume != nil && d.resume.cancel {
+	if d.plan.resume != nil && d.plan.resume.cancel {
 		d.cancelInterrupted(ctx)
 		return
 	}
-	if d.resume != nil && d.resume.auth {
+	if d.plan.resume != nil && d.plan.resume.auth {
 		d.resumeAuth(ctx, cancel)
 		return
 	}
 	// From here the run's message goes to the agent: once it answers, the
 	// input counts as seen.
 	d.sendsInput = true
-	msg := a2a.NewUserMessage(d.thread.ContextID, d.continueTask, d.parts...)
-	if d.resume != nil {
+	msg := a2a.NewUserMessage(d.thread.ContextID, d.plan.continueTask, d.plan.parts...)
+	if d.plan.resume != nil {
 		// The answer goes to the interrupted task, in its context.
-		msg = a2a.NewUserMessage(d.resume.contextID, d.resume.taskID, d.parts...)
-		msg.Metadata = d.resume.metadata
+		msg = a2a.NewUserMessage(d.plan.resume.contextID, d.plan.resume.taskID, d.plan.parts...)
+		msg.Metadata = d.plan.resume.metadata
 	}
-	ctx = d.extend(ctx, msg)
 	d.addA2UICapabilities(msg)
-	var upstream error
-	if d.agent.Streaming() {
-		var f *follower
-		for ev, err := range d.agent.SendStreaming(ctx, msg) {
-			if f != nil {
-				if err != nil || !f.push(ctx, ev) {
-					break
-				}
-				continue
-			}
-			if err != nil {
-				upstream = err
+	op := &opening{msg: msg, in: d.in, stateKey: d.spec.StateKey, brokeOff: func(err error) {
+		d.log.Warn("agent stream broke; following the task by polling", "err", err)
+	}}
+	var f *follower
+	for ev, err := range upstream(ctx, d.agent, d.spec, op) {
+		if f != nil {
+			if err != nil || !f.push(ctx, ev) {
 				break
 			}
-			ev = completedTask(ctx, d.agent, d.spec.RequestTimeout, ev)
-			if !d.deliver(ev) {
-				if d.tr.TaskState() != a2a.TaskStateAuthRequired {
-					break
-				}
-				// The run ended waiting for a credential, but the task may
-				// go on by itself once it arrives out of band: keep reading
-				// for the resume run (bounded by the run timeout).
-				if d.idle != nil {
-					d.idle.Stop()
-				}
-				f = d.svc.startFollowing(d.thread.Key, d.tr.TaskID(), func() { cancel(errFollowStopped) })
-			}
+			continue
 		}
-		if f != nil {
-			d.svc.stopFollowing(d.thread.Key, f)
+		if err != nil {
+			d.failUpstream(ctx, err)
 			return
 		}
-	} else {
-		// Blocking send that returns as soon as the task exists, then poll:
-		// the same AG-UI flow as streaming, without holding one long call.
-		ev, err := d.agent.Send(ctx, msg, true)
+		if !d.deliver(ev) {
+			if d.tr.TaskState() != a2a.TaskStateAuthRequired {
+				return
+			}
+			// The run ended waiting for a credential, but the task may
+			// go on by itself once it arrives out of band: keep reading
+			// the stream for the resume run (bounded by the run timeout).
+			if d.idle != nil {
+				d.idle.Stop()
+			}
+			op.streamOnly = true
+			f = d.svc.startFollowing(d.thread.Key, d.tr.TaskID(), func() { cancel(errFollowStopped) })
+		}
+	}
+	if f != nil {
+		d.svc.stopFollowing(d.thread.Key, f)
+	}
+}
+
+// converse delivers what upstream yields until the run is done; an
+// upstream error ends the run (failUpstream).
+func (d *driver) converse(ctx context.Context, op *opening) {
+	for ev, err := range upstream(ctx, d.agent, d.spec, op) {
 		if err != nil {
-			upstream = err
-		} else {
-			d.deliver(ev)
+			d.failUpstream(ctx, err)
+			return
+		}
+		if !d.deliver(ev) {
+			return
 		}
 	}
-	if d.tr.Done() {
+}
+
+// failUpstream ends the run with its upstream's error: before the agent
+// answered, a still-waiting StartRun answers with an HTTP error instead of
+// a stream (reject); else the stream ends (end).
+func (d *driver) failUpstream(ctx context.Context, err error) {
+	if !d.reached && ctx.Err() == nil && d.reject(err) {
 		return
 	}
-	if !d.reached {
-		if upstream == nil {
-			upstream = errors.New("the agent closed the stream without answering")
-		}
-		if ctx.Err() == nil && d.reject(upstream) {
-			return // StartRun answers with an HTTP error
-		}
-		d.end(ctx, upstream)
-		return
-	}
-	// The stream ended (or broke) before the task reached a terminal or
-	// interrupted state: follow the task with GetTask instead of leaving
-	// the client hanging.
-	if upstream != nil && ctx.Err() == nil {
-		d.log.Warn("agent stream broke; following the task by polling", "err", upstream)
-	}
-	d.follow(ctx, upstream)
+	d.end(ctx, err)
 }
 
 // resumeAuth answers an AUTH_REQUIRED interrupt. The task may have gone
@@ -597,7 +578,7 @@ func (d *driver) drive() {
 // that cannot take a message now (its execution is still open) is followed
 // until the task moves on.
 func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc) {
-	id := d.resume.taskID
+	id := d.plan.resume.taskID
 	// Waiting for a sign-in is not a stalled agent: only the run timeout
 	// bounds it.
 	if d.idle != nil {
@@ -621,17 +602,14 @@ func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc)
 				}
 			}
 		}
-		d.follow(ctx, nil)
+		d.follow(ctx)
 		return
 	}
 	// No live stream (a restart, or an agent without streaming): ask the
 	// agent where the task is.
-	task, err := d.call(ctx, func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) })
+	task, err := callAgent(ctx, d.spec.RequestTimeout, func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) })
 	if err != nil {
-		if ctx.Err() == nil && d.reject(err) {
-			return
-		}
-		d.end(ctx, err)
+		d.failUpstream(ctx, err)
 		return
 	}
 	if !d.deliver(task) {
@@ -640,48 +618,30 @@ func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc)
 	if task.Status.State == a2a.TaskStateAuthRequired && d.forward(ctx) {
 		return
 	}
-	d.follow(ctx, nil)
+	d.follow(ctx)
 }
 
 // forward sends the resume's answer to the task and follows the reply; it
 // reports false, having delivered nothing, when the agent refuses it.
 func (d *driver) forward(ctx context.Context) bool {
-	msg := a2a.NewUserMessage(d.resume.contextID, d.resume.taskID, d.parts...)
-	msg.Metadata = d.resume.metadata
+	msg := a2a.NewUserMessage(d.plan.resume.contextID, d.plan.resume.taskID, d.plan.parts...)
+	msg.Metadata = d.plan.resume.metadata
 	d.addA2UICapabilities(msg)
 	accepted := false
-	if !d.agent.Streaming() {
-		ev, err := d.agent.Send(ctx, msg, true)
-		if err != nil {
-			d.log.Info("the agent did not take the answer to its auth request; following the task", "err", err)
-			return false
-		}
-		d.sentInput = true
-		d.deliver(ev)
-		if !d.tr.Done() {
-			d.follow(ctx, nil)
-		}
-		return true
-	}
-	for ev, err := range d.agent.SendStreaming(ctx, msg) {
+	for ev, err := range upstream(ctx, d.agent, d.spec, &opening{msg: msg}) {
 		if err != nil {
 			if !accepted {
 				d.log.Info("the agent did not take the answer to its auth request; following the task", "err", err)
 				return false
 			}
-			break
+			d.end(ctx, err)
+			return true
 		}
 		accepted = true
 		d.sentInput = true
 		if !d.deliver(ev) {
-			return true
+			break
 		}
-	}
-	if !accepted {
-		return false
-	}
-	if !d.tr.Done() {
-		d.follow(ctx, nil)
 	}
 	return true
 }
@@ -689,24 +649,7 @@ func (d *driver) forward(ctx context.Context) bool {
 // cancelInterrupted answers a resume that cancels every interrupt: the
 // A2A task is cancelled and the run ends cancelled.
 func (d *driver) cancelInterrupted(ctx context.Context) {
-	id := d.resume.taskID
-	task, err := d.call(ctx, func(c context.Context) (*a2a.Task, error) { return d.agent.CancelTask(c, id) })
-	if err != nil {
-		// Already terminal, or the agent refuses: report what the task is.
-		task, err = d.call(ctx, func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) })
-	}
-	if err != nil {
-		if ctx.Err() == nil && d.reject(err) {
-			return
-		}
-		d.end(ctx, err)
-		return
-	}
-	if task.Status.State != a2a.TaskStateCanceled && !a2a.IsTerminal(task.Status.State) {
-		// The agent accepted the cancel but has not finished it yet.
-		task.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled}
-	}
-	d.deliver(task)
+	d.converse(ctx, &opening{cancel: d.plan.resume.taskID})
 }
 
 // deliver translates one upstream event; it reports whether to go on.
@@ -719,12 +662,12 @@ func (d *driver) deliver(ev a2a.Event) bool {
 		}
 		d.accept()
 	}
-	if code, msg := d.eventTooLarge(ev); code != "" {
+	if code, msg := eventTooLarge(d.spec.Name, d.spec.MaxEventBytes, ev); code != "" {
 		d.refuseEvent(code, msg)
 		return false
 	}
 	out := d.tr.Translate(ev)
-	if code, msg := d.stateTooLarge(out); code != "" {
+	if code, msg := stateTooLarge(d.spec.Name, d.spec.MaxStateBytes, out, d.tr.State); code != "" {
 		// Everything but the state goes out; the thread keeps the state
 		// it had.
 		d.stateRejected = true
@@ -764,24 +707,21 @@ func (d *driver) deliver(ev a2a.Event) bool {
 func (d *driver) noteTask(id a2a.TaskID) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 10*time.Second)
 	defer cancel()
-	for attempt := 0; attempt < 10; attempt++ {
-		cur, err := d.svc.store.GetThread(ctx, d.thread.Key)
-		if err != nil || cur.ActiveRunID != d.in.RunID {
-			return
+	ours := false
+	cur, _, err := d.svc.updateThread(ctx, d.thread.Key, nil, func(cur *Thread) bool {
+		ours = cur.ActiveRunID == d.in.RunID
+		if !ours || cur.ActiveTaskID != "" {
+			return false
 		}
-		if cur.ActiveTaskID == "" {
-			cur.ActiveTaskID = string(id)
-			if _, err := d.svc.store.PutThread(ctx, cur); errors.Is(err, ErrConflict) {
-				continue
-			} else if err != nil {
-				d.log.Warn("record the run's task", "err", err)
-				return
-			}
-		}
-		if cur.CancelRequested {
-			d.sendCancel(id)
-		}
+		cur.ActiveTaskID = string(id)
+		return true
+	})
+	if err != nil {
+		d.log.Warn("record the run's task", "err", err)
 		return
+	}
+	if ours && cur.CancelRequested {
+		d.sendCancel(id)
 	}
 }
 
@@ -852,61 +792,13 @@ func (d *driver) cancelledTask() *a2a.Task {
 
 // follow polls the task until it ends, the run times out, or the agent
 // keeps failing.
-func (d *driver) follow(ctx context.Context, cause error) {
+func (d *driver) follow(ctx context.Context) {
 	id := d.tr.TaskID()
 	if id == "" {
-		if cause == nil {
-			cause = errors.New("the agent's stream ended before it created a task")
-		}
-		d.end(ctx, cause)
+		d.end(ctx, errNoTask)
 		return
 	}
-	err := pollTask(ctx, d.spec,
-		func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) },
-		func(task *a2a.Task) bool { return d.deliver(task) })
-	if err != nil {
-		d.end(ctx, err)
-	}
-}
-
-// pollTask follows a task with GetTask (each call bounded by the request
-// timeout), backing off from PollInitial to PollMax, until next returns
-// false. It returns what stopped it otherwise: ctx's end, or the error of
-// the third failed call in a row.
-func pollTask(ctx context.Context, spec *AgentSpec, get func(context.Context) (*a2a.Task, error), next func(*a2a.Task) bool) error {
-	wait, failures := spec.PollInitial, 0
-	for {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		c, cancel := context.WithTimeout(ctx, spec.RequestTimeout)
-		task, err := get(c)
-		cancel()
-		if err != nil {
-			failures++
-			if ctx.Err() != nil || failures >= 3 {
-				return err
-			}
-		} else {
-			failures = 0
-			if !next(task) {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
-		}
-		wait = min(wait*2, spec.PollMax)
-	}
-}
-
-// call runs one unary A2A call bounded by the request timeout.
-func (d *driver) call(ctx context.Context, f func(context.Context) (*a2a.Task, error)) (*a2a.Task, error) {
-	c, cancel := context.WithTimeout(ctx, d.spec.RequestTimeout)
-	defer cancel()
-	return f(c)
+	d.converse(ctx, &opening{poll: id})
 }
 
 // end finishes a run that did not reach a terminal state: timeouts cancel
@@ -916,28 +808,22 @@ func (d *driver) end(ctx context.Context, err error) {
 	switch {
 	case errors.Is(cause, errCancelGrace):
 		d.deliver(d.cancelledTask())
-	case errors.Is(cause, errRunTimeout) || errors.Is(cause, errIdleTimeout):
-		d.cancelTask()
-		d.emit(d.tr.Fail("a2a_timeout", fmt.Sprintf("agent %q: %v; the A2A task was cancelled", d.spec.Name, cause)))
 	case errors.Is(cause, errShutdown):
 		d.suspend()
 	case errors.Is(cause, errLeaseLost):
 		d.leave()
 	default:
-		info := a2a.Classify(err)
-		d.emit(d.tr.Fail(info.Code, fmt.Sprintf("agent %q: %s", d.spec.Name, info.Message)))
+		code, message, timedOut := upstreamFailure(d.spec.Name, cause, err)
+		if timedOut {
+			d.cancelTask()
+		}
+		d.emit(d.tr.Fail(code, message))
 	}
 }
 
 func (d *driver) cancelTask() {
-	id := d.tr.TaskID()
-	if id == "" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(d.detached(), d.spec.RequestTimeout)
-	defer cancel()
-	if _, err := d.agent.CancelTask(ctx, id); err != nil {
-		d.log.Warn("cancel task after timeout", "err", err)
+	if id := d.tr.TaskID(); id != "" {
+		cancelAbandoned(d.detached(), d.agent, d.spec.RequestTimeout, id, d.log)
 	}
 }
 
@@ -963,7 +849,7 @@ func (d *driver) emit(events []agui.Event) {
 		}
 		if err := d.guard.Check(e); err != nil {
 			d.log.Error("translator produced an invalid event", "type", e.Type(), "err", err)
-			e = &agui.RunError{Message: "the bridge produced an invalid event sequence", Code: "internal"}
+			e = &agui.RunError{Message: "the bridge produced an invalid event sequence", Code: agui.CodeInternal}
 			if d.guard.Check(e) != nil {
 				break
 			}
@@ -1013,16 +899,16 @@ func (d *driver) keepUp() {
 	if err == nil && pending > maxPending {
 		err = d.journal.flush()
 	}
-	if err != nil && !d.storeFailed && !d.runDone() {
+	if err != nil && !d.storeFailed && !d.out.Done() {
 		d.storeFailed = true
 		f := storeFailure()
-		d.emit(d.runFail(f.Code, f.Message))
+		d.emit(d.out.Fail(f.Code, f.Message))
 	}
 }
 
 // storeFailure ends a run whose journal lost events.
 func storeFailure() *agui.RunError {
-	return &agui.RunError{Code: "store_unavailable", Message: "the bridge could not store this run's events, so it stopped; the agent's task may go on",
+	return &agui.RunError{Code: agui.CodeStoreUnavailable, Message: "the bridge could not store this run's events, so it stopped; the agent's task may go on",
 		Base: agui.Base{Timestamp: time.Now().UnixMilli()}}
 }
 
@@ -1050,7 +936,11 @@ func (d *driver) leave() {
 func (d *driver) suspendWith(message string) {
 	d.journal.flush()
 	var tail []agui.Envelope
-	for _, e := range d.runFail(CodeServerShutdown, message) {
+	closing := d.out.Fail
+	if d.team != nil {
+		closing = d.team.cut
+	}
+	for _, e := range closing(CodeServerShutdown, message) {
 		if d.guard.Check(e) != nil {
 			continue
 		}
@@ -1059,18 +949,18 @@ func (d *driver) suspendWith(message string) {
 		}
 	}
 	d.mu.Lock()
-	d.suspended = true
+	d.to(phaseSuspended)
 	d.shutdownTail = tail
 	d.mu.Unlock()
 }
 
 // finish makes sure the run ended and the thread was released.
 func (d *driver) finish() {
-	if d.rejected || d.suspended {
+	if p := d.phaseNow(); p == phaseRejected || p == phaseSuspended {
 		return // released when the failure went back to StartRun, or left to the next process
 	}
-	if !d.runDone() {
-		d.emit(d.runFail("internal", "the run ended unexpectedly"))
+	if !d.out.Done() {
+		d.emit(d.out.Fail(agui.CodeInternal, "the run ended unexpectedly"))
 	}
 	d.finalize()
 }
@@ -1078,20 +968,14 @@ func (d *driver) finish() {
 // finalize records what the run learned and frees the thread, once,
 // journaling the run's terminal event in the same write.
 func (d *driver) finalize(terminal ...Entry) {
-	if d.released {
+	if !d.moveTo(phaseReleased) {
 		return
 	}
-	d.released = true
 	d.releaseRun()
 	d.stopFinishing()
 	d.leasing.Wait() // no renewal races the release
 	d.bg.Wait()
-	var interrupts []mapping.PendingInterrupt
-	if d.team != nil {
-		interrupts = d.team.tm.Interrupts()
-	} else {
-		interrupts = d.tr.Interrupts()
-	}
+	interrupts := d.out.Interrupts()
 	for _, p := range interrupts {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 10*time.Second)
 		if err := d.svc.store.IndexInterrupt(ctx, p.Interrupt.ID, d.thread.Key); err != nil {
@@ -1106,31 +990,15 @@ func (d *driver) finalize(terminal ...Entry) {
 			}
 			return
 		}
-		if c := d.tr.ContextID(); c != "" {
-			th.ContextID = c
-		}
-		if id := d.tr.TaskID(); id != "" {
-			if string(id) != th.TaskID {
-				th.TaskArtifacts = nil
-			}
-			th.TaskID = string(id)
-			for _, a := range d.tr.ShownArtifacts() {
-				if !slices.Contains(th.TaskArtifacts, string(a)) {
-					th.TaskArtifacts = append(th.TaskArtifacts, string(a))
-				}
-			}
-		}
-		if st := d.tr.TaskState(); st != "" {
-			th.TaskState = string(st)
-		}
+		learnTask(d.tr, &th.ContextID, &th.TaskID, &th.TaskState, &th.TaskArtifacts)
 		if !d.reached {
 			return
 		}
 		// The agent took part in this run: answered interrupts are gone,
 		// the ones this run ended with are pending.
 		th.Interrupts = interrupts
-		if d.resume != nil {
-			th.Resolved = appendResolved(th.Resolved, d.resume.resolved)
+		if d.plan.resume != nil {
+			th.Resolved = appendResolved(th.Resolved, d.plan.resume.resolved)
 		}
 		th.Messages = d.tr.Conversation()
 		if !d.stateRejected {
@@ -1138,16 +1006,9 @@ func (d *driver) finalize(terminal ...Entry) {
 			th.StateVersion = d.tr.StateVersion()
 		}
 		th.FrontendCalls = d.tr.FrontendCalls()
-		for _, ref := range d.tr.ToolCalls() {
-			i := slices.IndexFunc(th.ToolCalls, func(r mapping.ToolCallRef) bool { return r.ToolCallID == ref.ToolCallID })
-			if i < 0 {
-				th.ToolCalls = append(th.ToolCalls, ref)
-			} else {
-				th.ToolCalls[i] = ref // it may have been reported now
-			}
-		}
+		mergeToolCalls(th, d.tr.ToolCalls())
 		if d.sentInput {
-			th.SeenMessageIDs = appendSeen(th.SeenMessageIDs, d.newIDs)
+			th.SeenMessageIDs = appendSeen(th.SeenMessageIDs, d.plan.newIDs)
 		}
 	}, terminal...)
 	// Reported before readers get the terminal event: a client that scrapes
@@ -1162,6 +1023,43 @@ func (d *driver) finalize(terminal ...Entry) {
 		d.journal.add(terminal)
 		if d.journal.flush() != nil {
 			d.live.publish(terminal)
+		}
+	}
+}
+
+// learnTask records what tr learned of its agent's task in a thread's (or
+// a team member's) record: the context, the task and its state, and the
+// task's artifacts shown so far (forgotten when the task changed).
+func learnTask(tr *mapping.Translator, contextID, taskID, taskState *string, artifacts *[]string) {
+	if c := tr.ContextID(); c != "" {
+		*contextID = c
+	}
+	if id := tr.TaskID(); id != "" {
+		if string(id) != *taskID {
+			*artifacts = nil
+		}
+		*taskID = string(id)
+		for _, a := range tr.ShownArtifacts() {
+			if !slices.Contains(*artifacts, string(a)) {
+				*artifacts = append(*artifacts, string(a))
+			}
+		}
+	}
+	if st := tr.TaskState(); st != "" {
+		*taskState = string(st)
+	}
+}
+
+// mergeToolCalls adds the server tool calls a run showed to the thread's,
+// replacing an earlier record of the same call (it may have been reported
+// now).
+func mergeToolCalls(th *Thread, refs []mapping.ToolCallRef) {
+	for _, ref := range refs {
+		i := slices.IndexFunc(th.ToolCalls, func(r mapping.ToolCallRef) bool { return r.ToolCallID == ref.ToolCallID })
+		if i < 0 {
+			th.ToolCalls = append(th.ToolCalls, ref)
+		} else {
+			th.ToolCalls[i] = ref
 		}
 	}
 }

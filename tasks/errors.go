@@ -3,12 +3,13 @@ package tasks
 import (
 	"errors"
 	"fmt"
-	"net/http"
+
+	"github.com/a2a-agui-bridge/bridge/agui"
 )
 
 // CodeServerShutdown is the RUN_ERROR code of a stream the bridge ends
 // because it is shutting down; the run itself goes on after the restart.
-const CodeServerShutdown = "server_shutdown"
+const CodeServerShutdown = agui.CodeServerShutdown
 
 // Sentinels for the failures a caller may want to tell apart with errors.Is.
 var (
@@ -19,13 +20,16 @@ var (
 )
 
 // Error is a failure found before a run's stream starts. It carries the
-// HTTP status and the stable code the HTTP layer answers with; after the
-// stream starts the same code travels in RUN_ERROR instead.
+// stable code (one of agui's, or a2a.Classify's for a failed A2A call) the
+// HTTP layer answers with, and which decides the HTTP status there; after
+// the stream starts the same code travels in RUN_ERROR instead.
 type Error struct {
-	Status  int
 	Code    string
 	Message string
 	Err     error
+	// status is a2a.Classify's, for a failed A2A call (agentError); the
+	// bridge's own codes have theirs in agui's table.
+	status int
 }
 
 func (e *Error) Error() string {
@@ -38,7 +42,12 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 // HTTPStatus is the status to answer with.
-func (e *Error) HTTPStatus() int { return e.Status }
+func (e *Error) HTTPStatus() int {
+	if e.status != 0 {
+		return e.status
+	}
+	return agui.HTTPStatus(e.Code)
+}
 
 // ErrorCode is the stable error code.
 func (e *Error) ErrorCode() string { return e.Code }
@@ -48,12 +57,12 @@ func (e *Error) ErrorCode() string { return e.Code }
 func (e *Error) PublicMessage() string { return e.Message }
 
 func unknownAgent(name string) error {
-	return &Error{Status: http.StatusNotFound, Code: "unknown_agent",
+	return &Error{Code: agui.CodeUnknownAgent,
 		Message: fmt.Sprintf("no agent named %q", name), Err: ErrUnknownAgent}
 }
 
 func threadBusy(key ThreadKey, runID string) error {
-	return &Error{Status: http.StatusConflict, Code: "thread_busy",
+	return &Error{Code: agui.CodeThreadBusy,
 		Message: fmt.Sprintf("thread %q already has an active run (%s); wait for it to finish", key.ThreadID, runID),
 		Err:     ErrThreadBusy}
 }

@@ -32,13 +32,6 @@ func (s *Service) leaseLapsed(th *Thread) bool {
 		!th.LeaseExpires.IsZero() && time.Now().After(th.LeaseExpires)
 }
 
-// LeaseLister is what a store may offer for the adoption scan: the threads
-// with an active run whose lease lapsed at now, without reading every
-// active thread. Stores without it are scanned through ActiveThreads.
-type LeaseLister interface {
-	LapsedLeases(ctx context.Context, now time.Time) ([]ThreadKey, error)
-}
-
 // scanLeases adopts, every lease/2 (jittered, so that instances started
 // together do not scan together), the runs whose lease lapsed, until Close.
 func (s *Service) scanLeases() {
@@ -117,7 +110,7 @@ func (d *driver) keepLease(stop context.CancelCauseFunc) {
 		}
 		if !d.renew() {
 			d.mu.Lock()
-			released := d.released
+			released := d.phase.threadReleased()
 			d.leaseLost = !released
 			d.mu.Unlock()
 			if released {
@@ -137,28 +130,26 @@ func (d *driver) keepLease(stop context.CancelCauseFunc) {
 func (d *driver) renew() bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), d.svc.lease/3)
 	defer cancel()
-	for attempt := 0; attempt < 10; attempt++ {
-		cur, err := d.svc.store.GetThread(ctx, d.thread.Key)
-		if errors.Is(err, ErrNotFound) {
-			return false
+	ours := false
+	cur, _, err := d.svc.updateThread(ctx, d.thread.Key, nil, func(cur *Thread) bool {
+		ours = cur.ActiveRunID == d.in.RunID && cur.Owner == d.svc.instance
+		if ours {
+			cur.LeaseExpires = time.Now().Add(d.svc.lease)
 		}
-		if err != nil {
+		return ours
+	})
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return false
+	case err != nil:
+		if !errors.Is(err, ErrConflict) {
 			d.log.Warn("renew lease", "err", err)
-			return true
 		}
-		if cur.ActiveRunID != d.in.RunID || cur.Owner != d.svc.instance {
-			return false
-		}
-		cur.LeaseExpires = time.Now().Add(d.svc.lease)
-		if _, err := d.svc.store.PutThread(ctx, cur); errors.Is(err, ErrConflict) {
-			continue
-		} else if err != nil {
-			d.log.Warn("renew lease", "err", err)
-			return true
-		}
-		d.noticeCancel(ctx, cur)
 		return true
+	case !ours:
+		return false
 	}
+	d.noticeCancel(ctx, cur)
 	return true
 }
 
@@ -185,14 +176,11 @@ func (d *driver) noticeCancel(ctx context.Context, cur *Thread) {
 func (d *driver) handOver() {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 5*time.Second)
 	defer cancel()
-	for attempt := 0; attempt < 10; attempt++ {
-		cur, err := d.svc.store.GetThread(ctx, d.thread.Key)
-		if err != nil || cur.ActiveRunID != d.in.RunID || cur.Owner != d.svc.instance {
-			return
+	_, _, _ = d.svc.updateThread(ctx, d.thread.Key, nil, func(cur *Thread) bool {
+		if cur.ActiveRunID != d.in.RunID || cur.Owner != d.svc.instance {
+			return false
 		}
 		cur.LeaseExpires = time.Now()
-		if _, err := d.svc.store.PutThread(ctx, cur); !errors.Is(err, ErrConflict) {
-			return
-		}
-	}
+		return true
+	})
 }

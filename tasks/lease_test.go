@@ -12,6 +12,8 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
+	"github.com/a2a-agui-bridge/bridge/tasks/store/boltstore"
 )
 
 // testLease is short so that the tests see leases lapse; renewal runs every
@@ -39,12 +41,12 @@ func newInstance(t *testing.T, store Store, name string, agent Agent) *Service {
 // runs them with real processes: cmd/bridge's scale-out tests.)
 func leaseStores(t *testing.T) map[string]Store {
 	t.Helper()
-	bolt, err := OpenBoltStore(filepath.Join(t.TempDir(), "bridge.db"))
+	bolt, err := boltstore.OpenBoltStore(filepath.Join(t.TempDir(), "bridge.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { bolt.Close() })
-	return map[string]Store{"memory": NewMemoryStore(), "bolt": bolt}
+	return map[string]Store{"memory": store.NewMemoryStore(), "bolt": bolt}
 }
 
 // kill stops an instance the way a crash would look to the others: its
@@ -83,7 +85,7 @@ func leaseKeepsThreadBusy(t *testing.T, store Store) {
 	for time.Now().Before(deadline) {
 		_, err := b.StartRun(t.Context(), "a", input("th", "r2"))
 		var e *Error
-		if !errors.As(err, &e) || e.Code != "thread_busy" || e.Status != 409 {
+		if !errors.As(err, &e) || e.Code != "thread_busy" || e.HTTPStatus() != 409 {
 			t.Fatalf("second run on B: %v, want thread_busy 409", err)
 		}
 		time.Sleep(testLease / 5)
@@ -176,7 +178,7 @@ func lapsedLeaseIsAdopted(t *testing.T, store Store, v1 bool) {
 // or the journal, and its readers are told to follow the journal.
 func TestLostLeaseStopsTheRun(t *testing.T) {
 	t.Parallel()
-	store := NewMemoryStore()
+	store := store.NewMemoryStore()
 	agent := &scriptedAgent{streaming: true, hold: true, stream: []scripted{
 		{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("Hello ", false)},
 	}}
@@ -215,7 +217,7 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 // cancel sends nothing more.
 func TestCancelOnAnotherInstance(t *testing.T) {
 	t.Parallel()
-	store := NewMemoryStore()
+	store := store.NewMemoryStore()
 	agent := &scriptedAgent{streaming: true, hold: true, stream: []scripted{
 		{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("Counting: 1", false)},
 	}, tasks: []*a2a.Task{task(a2a.TaskStateCanceled, "")}}
@@ -253,7 +255,7 @@ func TestCancelOnAnotherInstance(t *testing.T) {
 // instead of a lease later.
 func TestShutdownHandsTheRunOver(t *testing.T) {
 	t.Parallel()
-	store := NewMemoryStore()
+	store := store.NewMemoryStore()
 	agent := &scriptedAgent{streaming: true, hold: true, stream: []scripted{
 		{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("Hello ", false)},
 	}}

@@ -12,8 +12,8 @@ import (
 // RUN_ERROR codes of the per-run limits (AgentSpec.MaxEventBytes,
 // AgentSpec.MaxStateBytes).
 const (
-	CodeEventTooLarge = "event_too_large"
-	CodeStateTooLarge = "state_too_large"
+	CodeEventTooLarge = agui.CodeEventTooLarge
+	CodeStateTooLarge = agui.CodeStateTooLarge
 )
 
 // eventSize is what an A2A event carries for the client: the text, data
@@ -64,26 +64,25 @@ func eventSize(ev a2a.Event) int {
 	return n
 }
 
-// eventTooLarge checks an upstream event against AgentSpec.MaxEventBytes
-// before it is translated.
-func (d *driver) eventTooLarge(ev a2a.Event) (code, message string) {
-	if m := d.spec.MaxEventBytes; m > 0 {
-		if n := eventSize(ev); n > m {
-			return CodeEventTooLarge, fmt.Sprintf("agent %q sent an event of %d bytes; the limit is %d", d.spec.Name, n, m)
+// eventTooLarge checks an upstream event of agent name against its
+// MaxEventBytes (limit; zero: none) before it is translated.
+func eventTooLarge(name string, limit int, ev a2a.Event) (code, message string) {
+	if limit > 0 {
+		if n := eventSize(ev); n > limit {
+			return CodeEventTooLarge, fmt.Sprintf("agent %q sent an event of %d bytes; the limit is %d", name, n, limit)
 		}
 	}
 	return "", ""
 }
 
-// stateTooLarge checks the shared state a translation changed against
-// AgentSpec.MaxStateBytes.
-func (d *driver) stateTooLarge(out []agui.Event) (code, message string) {
-	m := d.spec.MaxStateBytes
-	if m <= 0 || !slices.ContainsFunc(out, isStateEvent) {
+// stateTooLarge checks the shared state a translation (out) of agent
+// name's event changed against MaxStateBytes (limit; zero: none).
+func stateTooLarge(name string, limit int, out []agui.Event, state func() json.RawMessage) (code, message string) {
+	if limit <= 0 || !slices.ContainsFunc(out, isStateEvent) {
 		return "", ""
 	}
-	if n := len(d.tr.State()); n > m {
-		return CodeStateTooLarge, fmt.Sprintf("agent %q grew the shared state to %d bytes; the limit is %d", d.spec.Name, n, m)
+	if n := len(state()); n > limit {
+		return CodeStateTooLarge, fmt.Sprintf("agent %q grew the shared state to %d bytes; the limit is %d", name, n, limit)
 	}
 	return "", ""
 }
@@ -98,7 +97,7 @@ func isStateEvent(e agui.Event) bool {
 // of it; the thread stays usable for the next run.
 func (d *driver) refuseEvent(code, message string) {
 	d.log.Warn("agent broke a run limit", "code", code, "detail", message)
-	if d.team == nil && d.agent != nil {
+	if d.agent != nil { // a team's members cancel their own (team.go)
 		d.cancelTask()
 	}
 	d.emit(d.tr.Fail(code, message))

@@ -20,6 +20,8 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
+	"github.com/a2a-agui-bridge/bridge/tasks/store/boltstore"
 )
 
 // recorder is a hand-written RunObserver and StoreObserver.
@@ -111,7 +113,7 @@ func TestRunsAreObserved(t *testing.T) {
 			mem := tracetest.NewInMemoryExporter()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(mem))
 			agent := &spanAgent{scriptedAgent: &scriptedAgent{streaming: true, stream: tt.stream}}
-			store := ObserveStore(NewMemoryStore(), "memory", rec)
+			store := ObserveStore(store.NewMemoryStore(), "memory", rec)
 			svc := NewService(Options{Store: store, Tracer: tp.Tracer("test"), FirstEventWait: time.Second,
 				Logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
 				Agents: []AgentSpec{{Name: "a", Observer: rec, Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
@@ -181,9 +183,9 @@ func TestPendingInterruptsFollowTheThread(t *testing.T) {
 	for _, kind := range []string{"memory", "embedded"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
-			var inner Store = NewMemoryStore()
+			var inner Store = store.NewMemoryStore()
 			if kind == "embedded" {
-				s, err := OpenBoltStore(filepath.Join(t.TempDir(), "b.db"))
+				s, err := boltstore.OpenBoltStore(filepath.Join(t.TempDir(), "b.db"))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -253,7 +255,7 @@ func TestRunLogsCarryIDs(t *testing.T) {
 		stream: []scripted{{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("partial ", false)}, {err: errors.New("connection reset")}},
 		tasks:  []*a2a.Task{task(a2a.TaskStateCompleted, "partial answer")}}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(tracetest.NewInMemoryExporter()))
-	svc := NewService(Options{Store: NewMemoryStore(), Logger: slog.New(slog.NewJSONHandler(&out, nil)), Tracer: tp.Tracer("test"),
+	svc := NewService(Options{Store: store.NewMemoryStore(), Logger: slog.New(slog.NewJSONHandler(&out, nil)), Tracer: tp.Tracer("test"),
 		Agents: []AgentSpec{{Name: "a", PollInitial: time.Millisecond, Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
 	t.Cleanup(func() { _ = svc.Close(context.Background()) })
 	run, err := svc.StartRun(t.Context(), "a", input("th", "r1"))

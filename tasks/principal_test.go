@@ -31,12 +31,12 @@ func TestUnownedRecordsStayReadable(t *testing.T) {
 	}
 	_, err := svc.Thread(auth.WithPrincipal(t.Context(), "alice"), "a", "old")
 	var e *Error
-	if !errors.As(err, &e) || e.Status != http.StatusNotFound || e.Code != "unknown_thread" {
+	if !errors.As(err, &e) || e.HTTPStatus() != http.StatusNotFound || e.Code != "unknown_thread" {
 		t.Fatalf("alice's read: %v; want 404 unknown_thread", err)
 	}
 	// A run by alice on that id is refused the same way, before anything
 	// reaches the agent (the test agent is nil).
-	if _, err := svc.StartRun(auth.WithPrincipal(t.Context(), "alice"), "a", input("old", "r1")); !errors.As(err, &e) || e.Status != http.StatusNotFound {
+	if _, err := svc.StartRun(auth.WithPrincipal(t.Context(), "alice"), "a", input("old", "r1")); !errors.As(err, &e) || e.HTTPStatus() != http.StatusNotFound {
 		t.Fatalf("alice's run: %v; want 404", err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
 // lateFailure fails its stream after a delay equal to the bridge's
@@ -34,7 +35,7 @@ func TestFailureRacingTheFirstEventWait(t *testing.T) {
 	const wait = 5 * time.Millisecond
 	agent := &lateFailure{delay: wait}
 	agent.streaming = true
-	svc := NewService(Options{Store: NewMemoryStore(), FirstEventWait: wait, Agents: []AgentSpec{{Name: "a",
+	svc := NewService(Options{Store: store.NewMemoryStore(), FirstEventWait: wait, Agents: []AgentSpec{{Name: "a",
 		Connect: func(context.Context) (Agent, error) { return agent, nil }, RequestTimeout: time.Second}}})
 	defer svc.Close(t.Context())
 	for i := range 200 {
@@ -67,7 +68,7 @@ func TestRetryRightAfterAnAgentError(t *testing.T) {
 	for i := range 100 {
 		_, err := svc.StartRun(t.Context(), "a", input("th", fmt.Sprintf("r%d", i)))
 		var e *Error
-		if !errors.As(err, &e) || e.Status == http.StatusConflict {
+		if !errors.As(err, &e) || e.HTTPStatus() == http.StatusConflict {
 			t.Fatalf("attempt %d: %v", i, err)
 		}
 	}

@@ -25,34 +25,34 @@ import (
 const (
 	// CodeInterruptPending: the thread has pending interrupts and the
 	// input carries no resume (rule 4).
-	CodeInterruptPending = "interrupt_pending"
+	CodeInterruptPending = agui.CodeInterruptPending
 	// CodeInterruptNotResumed: the resume leaves a pending interrupt
 	// unanswered (rule 3: partial resumes are not supported).
-	CodeInterruptNotResumed = "interrupt_not_resumed"
+	CodeInterruptNotResumed = agui.CodeInterruptNotResumed
 	// CodeResumeUnknownInterrupt: an interruptId correlates to no interrupt
 	// the bridge raised (rule 2).
-	CodeResumeUnknownInterrupt = "resume_unknown_interrupt"
+	CodeResumeUnknownInterrupt = agui.CodeResumeUnknownInterrupt
 	// CodeResumeWrongThread: the interrupt belongs to another thread
 	// (rule 1).
-	CodeResumeWrongThread = "resume_wrong_thread"
+	CodeResumeWrongThread = agui.CodeResumeWrongThread
 	// CodeResumeDuplicate: the same interruptId twice in one resume.
-	CodeResumeDuplicate = "resume_duplicate"
+	CodeResumeDuplicate = agui.CodeResumeDuplicate
 	// CodeInterruptExpired: resolved past the interrupt's expiry (rule 7);
 	// cancelling an expired interrupt is allowed.
-	CodeInterruptExpired = "interrupt_expired"
+	CodeInterruptExpired = agui.CodeInterruptExpired
 	// CodeResumePayloadMissing: status "resolved" without a payload
 	// (rule 8).
-	CodeResumePayloadMissing = "resume_payload_missing"
+	CodeResumePayloadMissing = agui.CodeResumePayloadMissing
 	// CodeResumePayloadInvalid: the payload fails the interrupt's
 	// responseSchema (rule 6).
-	CodeResumePayloadInvalid = "resume_payload_invalid"
+	CodeResumePayloadInvalid = agui.CodeResumePayloadInvalid
 	// CodeInterruptAlreadyResolved: the interrupt was already answered
 	// differently; an identical replay is answered from the journal
 	// instead (rule 5).
-	CodeInterruptAlreadyResolved = "interrupt_already_resolved"
+	CodeInterruptAlreadyResolved = agui.CodeInterruptAlreadyResolved
 	// CodeToolResultNotAllowed: the client sent a result for a tool call
 	// the remote agent executes.
-	CodeToolResultNotAllowed = "tool_result_not_allowed"
+	CodeToolResultNotAllowed = agui.CodeToolResultNotAllowed
 )
 
 // rejection is a resume the bridge refuses: the run is RUN_STARTED then

@@ -15,6 +15,7 @@ import (
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/mapping"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
 func status(state a2a.TaskState, parts ...*a2a.Part) *a2a.StatusUpdate {
@@ -540,7 +541,7 @@ func TestToolApprovalWithTheClientsToolMessage(t *testing.T) {
 // recorded by an earlier process does not block the thread.
 func TestStaleRunOfADeadProcess(t *testing.T) {
 	t.Parallel()
-	store := NewMemoryStore()
+	store := store.NewMemoryStore()
 	key := ThreadKey{Agent: "a", ThreadID: "th"}
 	if _, err := store.PutThread(t.Context(), &Thread{Key: key, ActiveRunID: "r0", Owner: "dead-process"}); err != nil {
 		t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -327,7 +326,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	}
 	s.mu.Unlock()
 	if closing {
-		return nil, &Error{Status: http.StatusServiceUnavailable, Code: "shutting_down",
+		return nil, &Error{Code: agui.CodeShuttingDown,
 			Message: "the bridge is shutting down", Err: ErrShuttingDown}
 	}
 	started := false
@@ -351,10 +350,10 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	}
 	parts, newIDs, err := mapping.UserInput(in.Messages, current.SeenMessageIDs, spec.MaxInlineBytes)
 	if errors.Is(err, mapping.ErrPartTooLarge) {
-		return nil, &Error{Status: http.StatusRequestEntityTooLarge, Code: "part_too_large", Message: err.Error()}
+		return nil, &Error{Code: agui.CodePartTooLarge, Message: err.Error()}
 	}
 	if err != nil {
-		return nil, &Error{Status: http.StatusBadRequest, Code: "invalid_input", Message: err.Error()}
+		return nil, &Error{Code: agui.CodeInvalidInput, Message: err.Error()}
 	}
 	if current.ActiveRunID != "" && !s.stale(current) {
 		if s.leaseLapsed(current) {
@@ -373,28 +372,16 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	if err != nil {
 		return nil, err
 	}
-	plan, rp, rej := s.planRun(ctx, current, in)
+	resume, rp, rej := s.planRun(ctx, current, in)
 	switch {
 	case rej != nil:
 		return rejectedRun(key, in, rej), nil
 	case rp != nil:
 		return &Run{Key: key, RunID: rp.runID, svc: s, after: rp.after}, nil
 	}
-	parts = action.useA2UIAnswer(plan, parts)
-	// A client that missed what happened on the thread since it last read
-	// (its stream dropped while the run went on) gets the conversation the
-	// bridge holds, reconciled with what it sends now.
-	reconcile := false
-	in.Messages, reconcile = reconciled(current.Messages, in.Messages)
-	// Results of the client's own tools go back to the task that asked for
-	// them, with any new user text.
-	var continueTask a2a.TaskID
-	if plan == nil && len(current.FrontendCalls) > 0 && team == nil {
-		var results []*a2a.Part
-		results, newIDs = mapping.ToolResults(in.Messages, current.FrontendCalls, current.SeenMessageIDs, newIDs)
-		parts = append(results, parts...)
-		continueTask = a2a.TaskID(current.TaskID)
-	}
+	parts = action.useA2UIAnswer(resume, parts)
+	plan := planMessage(current, in, resume, parts, newIDs, team != nil)
+	plan.caller = a2a.CallerAuthorization(ctx)
 
 	// Only the thread's active run appends to its journal, so the last
 	// sequence number read before claiming is where this run starts.
@@ -402,22 +389,15 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	if err != nil {
 		return nil, storeError(err)
 	}
-	var answering []ResolvedInterrupt
-	if plan != nil {
-		// The answers first, then anything new the user wrote, in one
-		// message to the interrupted task.
-		parts = append(plan.parts, parts...)
-		for i := range plan.resolved {
-			plan.resolved[i].RunID, plan.resolved[i].AfterSeq = in.RunID, after
+	claim := claimed{runID: in.RunID, after: after, task: plan.continueTask}
+	if resume != nil {
+		for i := range resume.resolved {
+			resume.resolved[i].RunID, resume.resolved[i].AfterSeq = in.RunID, after
 		}
-		answering = plan.resolved
-	}
-	claim := claimed{runID: in.RunID, after: after, answering: answering, task: continueTask}
-	if plan != nil {
-		claim.task, claim.results = plan.taskID, plan.results
+		claim.answering, claim.task, claim.results = resume.resolved, resume.taskID, resume.results
 	}
 	if claim.input, err = json.Marshal(in); err != nil {
-		return nil, &Error{Status: http.StatusBadRequest, Code: "invalid_input", Message: "the request cannot be recorded", Err: err}
+		return nil, &Error{Code: agui.CodeInvalidInput, Message: "the request cannot be recorded", Err: err}
 	}
 	release := func() {}
 	if s.admission != nil {
@@ -434,19 +414,17 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	if err != nil {
 		return nil, err
 	}
-	d := newDriver(s, spec, th, in, after)
-	d.caller = a2a.CallerAuthorization(ctx)
+	d := newDriver(s, spec, th, in, after, plan)
 	d.releaseSlot = release
 	d.begin(ctx, trace.SpanKindServer)
-	d.parts, d.newIDs, d.resume, d.continueTask, d.reconcile = parts, newIDs, plan, continueTask, reconcile
 	run := &Run{Key: key, RunID: in.RunID, svc: s, after: after, driver: d}
 
-	if len(parts) == 0 && (plan == nil || !plan.cancel) {
+	if len(plan.parts) == 0 && (resume == nil || !resume.cancel) {
 		// Nothing new to say to the agent (a client re-running a thread
 		// without a new user message): finish at once without calling it.
 		started = true
 		s.register(d)
-		go d.nothingToDo()
+		go d.lifecycle(d.nothingToDo)
 		return run, nil
 	}
 	if team != nil {
@@ -464,7 +442,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	}
 	started = true
 	s.register(d)
-	go d.drive()
+	go d.lifecycle(d.drive)
 
 	timer := time.NewTimer(s.wait)
 	defer timer.Stop()
@@ -485,6 +463,30 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	return run, nil
 }
 
+// planMessage decides what a run tells its agent: a resume's answers
+// first, or the results of the client's own tools (which go back to the
+// task that asked for them; teams do not forward them), then the user's
+// new input (parts, with their message ids newIDs). It reconciles
+// in.Messages with the conversation the thread holds.
+func planMessage(th *Thread, in *agui.RunAgentInput, resume *resumePlan, parts []*a2a.Part, newIDs []string, team bool) runPlan {
+	plan := runPlan{resume: resume}
+	// A client that missed what happened on the thread since it last read
+	// (its stream dropped while the run went on) gets the conversation the
+	// bridge holds, reconciled with what it sends now.
+	in.Messages, plan.reconcile = reconciled(th.Messages, in.Messages)
+	switch {
+	case resume != nil:
+		parts = append(resume.parts, parts...)
+	case len(th.FrontendCalls) > 0 && !team:
+		var results []*a2a.Part
+		results, newIDs = mapping.ToolResults(in.Messages, th.FrontendCalls, th.SeenMessageIDs, newIDs)
+		parts = append(results, parts...)
+		plan.continueTask = a2a.TaskID(th.TaskID)
+	}
+	plan.parts, plan.newIDs = parts, newIDs
+	return plan
+}
+
 // claimed is what a run records on its thread when it starts.
 type claimed struct {
 	runID     string
@@ -499,7 +501,7 @@ type claimed struct {
 // when another request claimed it since.
 func (s *Service) claim(ctx context.Context, th *Thread, c claimed) (*Thread, error) {
 	th = th.Clone()
-	th.clearActive()
+	clearActive(th)
 	th.ActiveRunID = c.runID
 	th.ActiveSince = time.Now()
 	th.Owner = s.instance
@@ -609,38 +611,30 @@ func reconciled(thread, request []agui.Message) ([]agui.Message, bool) {
 func (s *Service) release(th *Thread, update func(*Thread), entries ...Entry) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 10*time.Second)
 	defer cancel()
-	for attempt := 0; attempt < 10; attempt++ {
-		cur, err := s.store.GetThread(ctx, th.Key)
-		if err != nil {
-			s.log.Error("release thread", "thread_id", th.Key.ThreadID, "agent", th.Key.Agent, "err", err)
-			return false
-		}
+	released := false
+	err := s.retryThread(ctx, th.Key, nil, func(cur *Thread) error {
 		if cur.ActiveRunID != th.ActiveRunID || cur.Owner != th.Owner {
 			// Another instance adopted the run (this one's lease lapsed):
 			// the run is its to end.
-			return false
+			return nil
 		}
 		if update == nil && cur.Version == 1 && len(entries) == 0 {
-			if err := s.store.DeleteThread(ctx, th.Key, cur.Version); err == nil || !errors.Is(err, ErrConflict) {
-				return true
-			}
-			continue
+			err := s.store.DeleteThread(ctx, th.Key, cur.Version)
+			released = !errors.Is(err, ErrConflict)
+			return err
 		}
-		cur.clearActive()
+		clearActive(cur)
 		if update != nil {
 			update(cur)
 		}
-		_, err = s.store.PutThreadAndAppend(ctx, cur, entries...)
-		if errors.Is(err, ErrConflict) {
-			continue
-		}
-		if err != nil {
-			s.log.Error("release thread", "thread_id", th.Key.ThreadID, "agent", th.Key.Agent, "err", err)
-			return false
-		}
-		return true
+		_, err := s.store.PutThreadAndAppend(ctx, cur, entries...)
+		released = err == nil
+		return err
+	})
+	if err != nil && !released && !errors.Is(err, ErrConflict) {
+		s.log.Error("release thread", "thread_id", th.Key.ThreadID, "agent", th.Key.Agent, "err", err)
 	}
-	return false
+	return released
 }
 
 // register records d as the run this process drives on its thread, until
@@ -670,7 +664,7 @@ func (s *Service) driving(key ThreadKey, runID string) *driver {
 }
 
 func storeError(err error) error {
-	return &Error{Status: http.StatusServiceUnavailable, Code: "store_unavailable",
+	return &Error{Code: agui.CodeStoreUnavailable,
 		Message: "the bridge's store is unavailable", Err: err}
 }
 
@@ -678,11 +672,7 @@ func storeError(err error) error {
 // HTTP error with the A2A error's stable code.
 func agentError(name string, err error) error {
 	info := a2a.Classify(err)
-	status := info.HTTPStatus
-	if status < 400 {
-		status = http.StatusBadGateway
-	}
-	return &Error{Status: status, Code: info.Code,
+	return &Error{status: info.HTTPStatus, Code: info.Code,
 		Message: fmt.Sprintf("agent %q: %s", name, info.Message), Err: errors.Join(ErrAgentDown, err)}
 }
 

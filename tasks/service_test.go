@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
 // scriptedAgent is a hand-written fake of the remote agent for the driver
@@ -174,7 +175,7 @@ func chunk(text string, appendParts bool) *a2a.ArtifactUpdate {
 
 func newTestService(t *testing.T, agent Agent, tweak func(*AgentSpec)) (*Service, Store) {
 	t.Helper()
-	store := NewMemoryStore()
+	store := store.NewMemoryStore()
 	spec := AgentSpec{Name: "a", Connect: func(context.Context) (Agent, error) { return agent, nil },
 		PollInitial: time.Millisecond, PollMax: 5 * time.Millisecond, RequestTimeout: time.Second}
 	if tweak != nil {
@@ -320,7 +321,7 @@ func TestUnreachableAgentIsAnHTTPErrorAndWritesNothing(t *testing.T) {
 	svc, store := newTestService(t, agent, nil)
 	_, err := svc.StartRun(t.Context(), "a", input("th", "r1"))
 	var e *Error
-	if !errors.As(err, &e) || e.Status < 500 {
+	if !errors.As(err, &e) || e.HTTPStatus() < 500 {
 		t.Fatalf("err %v", err)
 	}
 	if _, err := store.GetThread(t.Context(), ThreadKey{Agent: "a", ThreadID: "th"}); !errors.Is(err, ErrNotFound) {
@@ -369,7 +370,7 @@ func TestOneActiveRunPerThread(t *testing.T) {
 	}
 	_, err = svc.StartRun(t.Context(), "a", input("th", "r2"))
 	var e *Error
-	if !errors.As(err, &e) || e.Status != http.StatusConflict || !errors.Is(err, ErrThreadBusy) {
+	if !errors.As(err, &e) || e.HTTPStatus() != http.StatusConflict || !errors.Is(err, ErrThreadBusy) {
 		t.Fatalf("second run: %v", err)
 	}
 	collect(t, run)
@@ -414,7 +415,7 @@ func TestNoNewInputFinishesWithoutCallingTheAgent(t *testing.T) {
 func TestShutdownCutsRunsWithRunError(t *testing.T) {
 	t.Parallel()
 	agent := &scriptedAgent{streaming: true, block: true}
-	store := NewMemoryStore()
+	store := store.NewMemoryStore()
 	svc := NewService(Options{Store: store, FirstEventWait: 50 * time.Millisecond, Agents: []AgentSpec{{Name: "a",
 		Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
 	run, err := svc.StartRun(t.Context(), "a", input("th", "r1"))
@@ -447,7 +448,7 @@ func TestShutdownCutsRunsWithRunError(t *testing.T) {
 // failingStore loses entries, as a broken disk would: every terminal one,
 // or every one once failAll is set.
 type failingStore struct {
-	*MemoryStore
+	*store.MemoryStore
 	failAll bool
 }
 
@@ -482,7 +483,7 @@ func TestLostTerminalDoesNotHang(t *testing.T) {
 	t.Parallel()
 	agent := &scriptedAgent{streaming: true, stream: []scripted{{ev: &a2a.Message{ID: "m", Role: a2a.RoleAgent,
 		Parts: []*a2a.Part{a2a.NewTextPart("ok")}}}}}
-	svc := NewService(Options{Store: failingStore{MemoryStore: NewMemoryStore()}, Agents: []AgentSpec{{Name: "a",
+	svc := NewService(Options{Store: failingStore{MemoryStore: store.NewMemoryStore()}, Agents: []AgentSpec{{Name: "a",
 		Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
 	defer svc.Close(t.Context())
 	run := must(svc.StartRun(t.Context(), "a", input("th", "r1")))
@@ -507,7 +508,7 @@ func TestStoreFailureFailsTheRun(t *testing.T) {
 	t.Parallel()
 	agent := &scriptedAgent{streaming: true, stream: []scripted{{ev: &a2a.Message{ID: "m", Role: a2a.RoleAgent,
 		Parts: []*a2a.Part{a2a.NewTextPart("ok")}}}}}
-	svc := NewService(Options{Store: failingStore{MemoryStore: NewMemoryStore(), failAll: true}, Agents: []AgentSpec{{Name: "a",
+	svc := NewService(Options{Store: failingStore{MemoryStore: store.NewMemoryStore(), failAll: true}, Agents: []AgentSpec{{Name: "a",
 		Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
 	defer svc.Close(t.Context())
 	// The claim itself is a PutThread, which this store still takes.

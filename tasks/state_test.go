@@ -118,7 +118,7 @@ func TestInlinePartTooLarge(t *testing.T) {
 		Parts: []agui.ContentPart{{Type: "image", Source: &agui.Source{Type: "data", Value: "aGVsbG8gd29ybGQgaGVsbG8=", MimeType: "image/png"}}}}}}
 	_, err := svc.StartRun(t.Context(), "a", in)
 	var e *Error
-	if !errors.As(err, &e) || e.Status != http.StatusRequestEntityTooLarge {
+	if !errors.As(err, &e) || e.HTTPStatus() != http.StatusRequestEntityTooLarge {
 		t.Fatalf("err %v", err)
 	}
 	if _, err := store.GetThread(t.Context(), ThreadKey{Agent: "a", ThreadID: "th"}); !errors.Is(err, ErrNotFound) {

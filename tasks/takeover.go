@@ -107,16 +107,18 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 		return false, err
 	}
 
-	d := newDriver(s, cat.agents[key.Agent], next, in, last)
-	d.takeover, d.prior = true, prior
+	d := newDriver(s, cat.agents[key.Agent], next, in, last, runPlan{takeover: true, prior: prior})
 	if team := cat.teams[key.Agent]; team != nil {
 		// A team run's members each had their own stream; they are not
 		// followed again. The run ends here, its members' tasks go on,
 		// and the thread's next run sees where they are.
 		d.spec, d.team = cat.teamAgentSpec(team), newTeamRun(d, team, cat)
+		d.begin(ctx, trace.SpanKindInternal)
 		started = true
 		s.register(d)
-		go d.abandon("the bridge restarted during this team's run; its members' tasks go on: ask again to see their answers")
+		go d.lifecycle(func() {
+			d.abandon("the bridge restarted during this team's run; its members' tasks go on: ask again to see their answers")
+		})
 		return true, nil
 	}
 	if d.spec == nil {
@@ -125,13 +127,13 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 		d.begin(ctx, trace.SpanKindInternal)
 		started = true
 		s.register(d)
-		go d.abandon(fmt.Sprintf("agent %q is no longer configured", key.Agent))
+		go d.lifecycle(func() { d.abandon(fmt.Sprintf("agent %q is no longer configured", key.Agent)) })
 		return true, nil
 	}
 	d.begin(ctx, trace.SpanKindInternal)
 	started = true
 	s.register(d)
-	go d.drive()
+	go d.lifecycle(d.drive)
 	return true, nil
 }
 
@@ -165,10 +167,10 @@ func (s *Service) runEvents(ctx context.Context, key ThreadKey, runID string, af
 // the journal, does not show again), and GetTask polling where the agent
 // cannot subscribe (no streaming, or no live execution to attach to).
 func (d *driver) reattach(ctx context.Context) {
-	if len(d.prior) > 0 && isTerminalEvent(d.prior[len(d.prior)-1]) {
+	if len(d.plan.prior) > 0 && isTerminalEvent(d.plan.prior[len(d.plan.prior)-1]) {
 		// The run had ended; only the release is missing.
-		d.outcome, d.code = outcomeOf(d.prior[len(d.prior)-1])
-		d.released = true
+		d.outcome, d.code = outcomeOf(d.plan.prior[len(d.plan.prior)-1])
+		d.moveTo(phaseReleased)
 		d.svc.release(d.thread, nil)
 		return
 	}
@@ -189,31 +191,21 @@ func (d *driver) reattach(ctx context.Context) {
 	d.agent = agent
 	ctx = d.activateA2UI(ctx)
 	// The agent named the task, so it took the run's message.
-	d.reached, d.sentInput, d.decided = true, true, true
+	d.reached, d.sentInput = true, true
+	d.moveTo(phaseRunning)
 	d.nameTask(id, d.tr.ContextID())
 	d.log.Info("took over the run")
-	if agent.Streaming() {
-		for ev, err := range agent.Subscribe(ctx, id) {
-			if err != nil {
-				break // not attachable: poll instead
-			}
-			if !d.deliver(ev) {
-				return
-			}
-		}
-	}
-	d.follow(ctx, nil)
+	d.converse(ctx, &opening{subscribe: id})
 }
 
 // abandon ends a taken-over run that cannot go on.
 func (d *driver) abandon(why string) {
-	defer d.svc.wg.Done()
-	defer close(d.done)
-	defer d.unregister()
-	defer d.observeEnd("", "")
-	d.setup()
-	defer d.journal.close()
-	d.emit(d.runFail(CodeServerShutdown, why))
+	d.emit(d.out.Fail(CodeServerShutdown, why))
+	// A team's members may have left messages open that the new Team,
+	// which has no translator per member, cannot close: the verifier then
+	// refuses the RUN_ERROR and the run ends unwritten, but the thread is
+	// still released (finish), for the next run.
+	d.finish()
 }
 
 func isTerminalEvent(e agui.Event) bool {

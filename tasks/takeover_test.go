@@ -8,6 +8,7 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
 // TestTakeOverAfterShutdown: a run cut by a shutdown stays in progress on
@@ -17,7 +18,7 @@ import (
 func TestTakeOverAfterShutdown(t *testing.T) {
 	t.Parallel()
 	for _, v1 := range []bool{true, false} {
-		store := NewMemoryStore()
+		store := store.NewMemoryStore()
 		first := &scriptedAgent{streaming: true, hold: true, stream: []scripted{
 			{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("Hello ", false)},
 		}}
@@ -85,6 +86,77 @@ func joined(es []Entry) []byte {
 	return b
 }
 
+// TestTeamRunTakenOverEnds: a team run cut by a shutdown is not followed
+// again by the next service: Recover ends it (before, the driver it
+// started had no span and panicked), and the thread is released for the
+// next run. Its member's open message leaves the RUN_ERROR unwritable for
+// older clients, so the journal's run has no end.
+func TestTeamRunTakenOverEnds(t *testing.T) {
+	t.Parallel()
+	st := store.NewMemoryStore()
+	member := &scriptedAgent{streaming: true, hold: true, stream: teamTurn("t1", "Hello there", a2a.TaskStateWorking)[:2]}
+	specs := func(agent Agent) []AgentSpec {
+		return []AgentSpec{{Name: "m", Connect: func(context.Context) (Agent, error) { return agent, nil }}}
+	}
+	teams := []TeamSpec{{Name: "team", Strategy: StrategyParallel, Members: []string{"m"}}}
+	svc1 := NewService(Options{Store: st, ExclusiveStore: true, Agents: specs(member), Teams: teams})
+	run := must(svc1.StartRun(t.Context(), "team", input("th", "r1")))
+	waitFor(t, func() bool {
+		es, _ := st.Read(t.Context(), run.Key, 0, 100)
+		return strings.Contains(string(joined(es)), "Hello")
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	_ = svc1.Close(ctx)
+	cancel()
+
+	svc2 := NewService(Options{Store: st, ExclusiveStore: true, Agents: specs(&scriptedAgent{streaming: true}), Teams: teams})
+	t.Cleanup(func() { _ = svc2.Close(context.Background()) })
+	if n, err := svc2.Recover(t.Context()); err != nil || n != 1 {
+		t.Fatalf("Recover took %d runs: %v", n, err)
+	}
+	follow, err := svc2.Follow(t.Context(), "team", "th", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := agui.CheckStream(false, collect(t, follow)); err != nil && !strings.Contains(err.Error(), "RUN_FINISHED or RUN_ERROR") {
+		t.Fatalf("the journal is not a valid run: %v", err)
+	}
+	waitFor(t, func() bool {
+		th, err := st.GetThread(t.Context(), run.Key)
+		return err == nil && th.ActiveRunID == ""
+	})
+}
+
+// TestTeamRunCutByShutdown: the client of a team run the bridge cut by a
+// shutdown reads the run to a RUN_ERROR server_shutdown, though a member
+// had a message open (before, the verifier refused that RUN_ERROR and the
+// reader was told the run was lost).
+func TestTeamRunCutByShutdown(t *testing.T) {
+	t.Parallel()
+	for _, v1 := range []bool{false, true} {
+		st := store.NewMemoryStore()
+		member := &scriptedAgent{streaming: true, hold: true, stream: teamTurn("t1", "Hello there", a2a.TaskStateWorking)[:2]}
+		svc := NewService(Options{Store: st, ExclusiveStore: true,
+			Agents: []AgentSpec{{Name: "m", Connect: func(context.Context) (Agent, error) { return member, nil }}},
+			Teams:  []TeamSpec{{Name: "team", Strategy: StrategyParallel, Members: []string{"m"}}}})
+		run := must(svc.StartRun(t.Context(), "team", teamInput("r1", v1)))
+		waitFor(t, func() bool {
+			es, _ := st.Read(t.Context(), run.Key, 0, 100)
+			return strings.Contains(string(joined(es)), "Hello")
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+		_ = svc.Close(ctx)
+		cancel()
+		events := collect(t, run)
+		if err := agui.CheckStream(v1, events); err != nil {
+			t.Fatalf("v1=%v: %v", v1, err)
+		}
+		if e := lastError(t, events); e.Code != CodeServerShutdown {
+			t.Fatalf("v1=%v: the stream ends with %q", v1, e.Code)
+		}
+	}
+}
+
 // TestTakeOverKeepsTheClientsToolMessage: a CopilotKit resume (the
 // approval and the client's own tool message for the call) cut by a
 // shutdown before the call's result was reported: the process that takes
@@ -92,11 +164,11 @@ func joined(es []Entry) []byte {
 // call keeps one result.
 func TestTakeOverKeepsTheClientsToolMessage(t *testing.T) {
 	t.Parallel()
-	store := NewMemoryStore()
+	st := store.NewMemoryStore()
 	turns := approvalTurns(false, "")
 	turns[1] = []scripted{{ev: status(a2a.TaskStateWorking)}} // then silence: the task goes on
 	first := &scriptedAgent{streaming: true, hold: true, turns: turns}
-	svc1 := NewService(Options{Store: store, ExclusiveStore: true, Agents: []AgentSpec{{Name: "a",
+	svc1 := NewService(Options{Store: st, ExclusiveStore: true, Agents: []AgentSpec{{Name: "a",
 		Connect: func(context.Context) (Agent, error) { return first, nil }}}})
 	in, _ := interruptRun(t, svc1, "th")
 	req := resumeInput("th", "r2", resolved(in.ID, `{"approved":true}`))
@@ -104,7 +176,7 @@ func TestTakeOverKeepsTheClientsToolMessage(t *testing.T) {
 		Content: agui.TextContent(`{"approved":true}`)})
 	run := must(svc1.StartRun(t.Context(), "a", req))
 	waitFor(t, func() bool {
-		es, _ := store.Read(t.Context(), run.Key, 0, 100)
+		es, _ := st.Read(t.Context(), run.Key, 0, 100)
 		return strings.Contains(string(joined(es)), `"a2a:working"`) && strings.Count(string(joined(es)), "RUN_STARTED") == 2
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
@@ -115,7 +187,7 @@ func TestTakeOverKeepsTheClientsToolMessage(t *testing.T) {
 	second := &scriptedAgent{streaming: true, subscribe: []scripted{
 		{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("Booked.", false)}, {ev: status(a2a.TaskStateCompleted)},
 	}}
-	svc2 := NewService(Options{Store: store, ExclusiveStore: true, Agents: []AgentSpec{{Name: "a",
+	svc2 := NewService(Options{Store: st, ExclusiveStore: true, Agents: []AgentSpec{{Name: "a",
 		Connect: func(context.Context) (Agent, error) { return second, nil }}}})
 	t.Cleanup(func() { _ = svc2.Close(context.Background()) })
 	if n, err := svc2.Recover(t.Context()); err != nil || n != 1 {

@@ -146,8 +146,8 @@ func (t *teamRun) setup() {
 		StateKey:     t.spec.StateKey,
 		PreviousView: viewIn(d.thread.State, t.spec.StateKey),
 		StateVersion: d.thread.StateVersion,
-		Reconcile:    d.reconcile,
-		Resumed:      d.takeover,
+		Reconcile:    d.plan.reconcile,
+		Resumed:      d.plan.takeover,
 	})
 }
 
@@ -177,8 +177,8 @@ func (t *teamRun) join(ctx context.Context, name string, plan *resumePlan, parts
 		if !plan.cancel {
 			opt.SentResults = plan.results
 		}
-		if d.resume != nil {
-			opt.ClientResults = d.resume.echoed // the whole request's, made by the plan
+		if d.plan.resume != nil {
+			opt.ClientResults = d.plan.resume.echoed // the whole request's, made by the plan
 		}
 		if rec != nil && rec.TaskID == string(plan.taskID) {
 			for _, id := range rec.TaskArtifacts {
@@ -196,7 +196,7 @@ func (t *teamRun) join(ctx context.Context, name string, plan *resumePlan, parts
 	t.members = append(t.members, m)
 	t.running++
 	t.deliver(m, m.tr.Start())
-	go t.upstream(m)
+	go t.converse(m)
 }
 
 // description is the member's card description, for SUBAGENT_STARTED.
@@ -213,18 +213,18 @@ func (t *teamRun) description(ctx context.Context, name string) string {
 func (t *teamRun) run(ctx context.Context) {
 	d := t.d
 	switch {
-	case d.resume != nil:
+	case d.plan.resume != nil:
 		t.resume(ctx)
 	case t.spec.Strategy == StrategyRouter:
 		name, score, reason := t.route(ctx)
 		t.routed = name
-		t.join(ctx, name, nil, d.parts, true)
+		t.join(ctx, name, nil, d.plan.parts, true)
 		t.pending(t.tm.Route(name, score, reason))
 	case t.spec.Strategy == StrategySequential:
-		t.join(ctx, t.spec.Members[0], nil, d.parts, true)
+		t.join(ctx, t.spec.Members[0], nil, d.plan.parts, true)
 	default:
 		for _, name := range t.spec.Members {
-			t.join(ctx, name, nil, d.parts, true)
+			t.join(ctx, name, nil, d.plan.parts, true)
 		}
 	}
 	for t.running > 0 {
@@ -246,17 +246,17 @@ func (t *teamRun) run(ctx context.Context) {
 // resume sends each member its answers, to its own task.
 func (t *teamRun) resume(ctx context.Context) {
 	d := t.d
-	names := make([]string, 0, len(d.resume.members))
-	for name := range d.resume.members {
+	names := make([]string, 0, len(d.plan.resume.members))
+	for name := range d.plan.resume.members {
 		names = append(names, name)
 	}
 	// In the team's order, so the run reads the same every time.
 	slices.SortFunc(names, func(a, b string) int {
 		return slices.Index(t.spec.Members, a) - slices.Index(t.spec.Members, b)
 	})
-	// d.parts opens with every member's answers (the resume plan's parts);
+	// d.plan.parts opens with every member's answers (the resume plan's parts);
 	// each member gets its own answers and what the user wrote next.
-	userParts := d.parts[len(d.resume.parts):]
+	userParts := d.plan.parts[len(d.plan.resume.parts):]
 	for _, name := range names {
 		if t.spec.Strategy == StrategyRouter {
 			t.routed = name
@@ -264,7 +264,7 @@ func (t *teamRun) resume(ctx context.Context) {
 		if t.spec.Strategy == StrategySequential {
 			t.stage = slices.Index(t.spec.Members, name)
 		}
-		t.join(ctx, name, d.resume.members[name], userParts, len(userParts) > 0)
+		t.join(ctx, name, d.plan.resume.members[name], userParts, len(userParts) > 0)
 	}
 }
 
@@ -292,27 +292,25 @@ func (t *teamRun) handle(ctx context.Context, msg memberMsg) {
 			m.reached = true
 			t.accept()
 		}
-		if n, limit := eventSize(msg.ev), m.spec.MaxEventBytes; limit > 0 && n > limit {
+		if code, message := eventTooLarge(m.name, m.spec.MaxEventBytes, msg.ev); code != "" {
 			// The member's part ends with the limit's code; the others go on.
 			m.stop(nil)
 			t.cancelTask(m)
-			t.deliver(m, m.tr.Fail(CodeEventTooLarge, fmt.Sprintf("agent %q sent an event of %d bytes; the limit is %d", m.name, n, limit)))
+			t.deliver(m, m.tr.Fail(code, message))
 			break
 		}
 		t.noteArtifacts(m, msg.ev)
 		out := m.tr.Translate(msg.ev)
-		if limit := t.d.spec.MaxStateBytes; limit > 0 && slices.ContainsFunc(out, isStateEvent) {
-			if n := len(t.tm.State()); n > limit {
-				// As for a single agent: the state events that broke the
-				// limit are not shown, the thread keeps its last state,
-				// and this member's part ends.
-				t.d.stateRejected = true
-				t.deliver(m, slices.DeleteFunc(out, isStateEvent))
-				m.stop(nil)
-				t.cancelTask(m)
-				t.deliver(m, m.tr.Fail(CodeStateTooLarge, fmt.Sprintf("agent %q grew the shared state to %d bytes; the limit is %d", m.name, n, limit)))
-				break
-			}
+		if code, message := stateTooLarge(m.name, t.d.spec.MaxStateBytes, out, t.tm.State); code != "" {
+			// As for a single agent: the state events that broke the
+			// limit are not shown, the thread keeps its last state, and
+			// this member's part ends.
+			t.d.stateRejected = true
+			t.deliver(m, slices.DeleteFunc(out, isStateEvent))
+			m.stop(nil)
+			t.cancelTask(m)
+			t.deliver(m, m.tr.Fail(code, message))
+			break
 		}
 		t.deliver(m, out)
 		t.cancelIfAsked(m)
@@ -331,20 +329,16 @@ func (t *teamRun) fail(m *memberRun, err error) {
 		return
 	}
 	cause := context.Cause(m.ctx)
-	var events []agui.Event
-	switch {
-	case errors.Is(cause, errShutdown):
+	if errors.Is(cause, errShutdown) {
 		return // the run is suspended; members stay as they are
-	case errors.Is(cause, errRunTimeout) || errors.Is(cause, errIdleTimeout):
-		t.cancelTask(m)
-		events = m.tr.Fail("a2a_timeout", fmt.Sprintf("agent %q: %v; the A2A task was cancelled", m.name, cause))
-	default:
-		info := a2a.Classify(err)
-		events = m.tr.Fail(info.Code, fmt.Sprintf("agent %q: %s", m.name, info.Message))
-		if t.firstErr == nil {
-			t.firstErr = err
-		}
 	}
+	code, message, timedOut := upstreamFailure(m.name, cause, err)
+	if timedOut {
+		t.cancelTask(m)
+	} else if t.firstErr == nil {
+		t.firstErr = err
+	}
+	events := m.tr.Fail(code, message)
 	if !t.reached {
 		m.buffer = append(m.buffer, events...)
 		t.held = append(t.held, m)
@@ -536,9 +530,10 @@ func (t *teamRun) finishEvents() []agui.Event {
 	return append(t.tm.Start(), t.tm.Finish()...)
 }
 
-// upstream does a member's A2A work and reports every event; it runs on
-// its own goroutine and touches nothing but m's agent and the channel.
-func (t *teamRun) upstream(m *memberRun) {
+// converse does a member's A2A work and reports every event until the
+// member's part settles; it runs on its own goroutine and touches nothing
+// but m's agent and the channel.
+func (t *teamRun) converse(m *memberRun) {
 	defer func() { t.msgs <- memberMsg{m: m, end: true} }()
 	ctx := m.ctx
 	report := func(ev a2a.Event) bool {
@@ -562,133 +557,44 @@ func (t *teamRun) upstream(m *memberRun) {
 		return
 	}
 	m.agent = agent
-	if m.cancel {
-		task, err := t.call(ctx, m, func(c context.Context) (*a2a.Task, error) { return agent.CancelTask(c, m.taskID) })
-		if err != nil {
-			task, err = t.call(ctx, m, func(c context.Context) (*a2a.Task, error) { return agent.GetTask(c, m.taskID) })
+	var idle *time.Timer
+	op := &opening{cancel: m.taskID}
+	if !m.cancel {
+		msg := a2a.NewUserMessage(m.contextID, m.taskID, m.parts...)
+		msg.Metadata = m.metadata
+		op = &opening{msg: msg, in: t.d.in, stateKey: t.spec.StateKey}
+		if m.spec.IdleTimeout > 0 {
+			idle = time.AfterFunc(m.spec.IdleTimeout, func() { m.stop(errIdleTimeout) })
+			defer idle.Stop()
 		}
+	}
+	// Every call of the member's part carries the A2UI version it
+	// activates, and its message the client's capabilities (tasks/a2ui.go).
+	ctx = activateA2UI(ctx, m.spec, agent, t.d.in, op.msg)
+	for ev, err := range upstream(ctx, agent, m.spec, op) {
 		if err != nil {
 			fail(err)
 			return
 		}
-		if !a2a.IsTerminal(task.Status.State) {
-			task.Status = a2a.TaskStatus{State: a2a.TaskStateCanceled}
-		}
-		report(task)
-		return
-	}
-	msg := a2a.NewUserMessage(m.contextID, m.taskID, m.parts...)
-	msg.Metadata = m.metadata
-	if agent.DeclaresExtension(mapping.ExtensionURI) {
-		if msg.Metadata == nil {
-			msg.Metadata = map[string]any{}
-		}
-		msg.Metadata[mapping.ExtensionURI] = mapping.ExtensionMetadata(t.d.in, t.spec.StateKey)
-		ctx = a2a.WithHeaders(ctx, map[string]string{"A2A-Extensions": mapping.ExtensionURI})
-	}
-	ctx = activateA2UI(ctx, m.spec, agent, t.d.in, msg)
-	var idle *time.Timer
-	if m.spec.IdleTimeout > 0 {
-		idle = time.AfterFunc(m.spec.IdleTimeout, func() { m.stop(errIdleTimeout) })
-		defer idle.Stop()
-	}
-	var taskID a2a.TaskID
-	var state a2a.TaskState
-	seen := func(ev a2a.Event) bool {
 		if idle != nil {
 			idle.Reset(m.spec.IdleTimeout)
 		}
-		if id, st, final := progress(ev); id != "" || st != "" {
-			if id != "" {
-				taskID = id
-			}
-			if st != "" {
-				state = st
-			}
-			if final {
-				return false
-			}
-		} else if _, isMsg := ev.(*a2a.Message); isMsg {
-			return false
+		if !report(ev) {
+			return
 		}
-		return true
-	}
-	var upstreamErr error
-	answered := false
-	if agent.Streaming() {
-		for ev, err := range agent.SendStreaming(ctx, msg) {
-			if err != nil {
-				upstreamErr = err
-				break
-			}
-			answered = true
-			ev = completedTask(ctx, agent, m.spec.RequestTimeout, ev)
-			if !report(ev) || !seen(ev) {
-				return
-			}
+		if _, _, settled := progress(ev); settled {
+			return
 		}
-	} else {
-		ev, err := agent.Send(ctx, msg, true)
-		if err != nil {
-			upstreamErr = err
-		} else {
-			answered = true
-			ev = completedTask(ctx, agent, m.spec.RequestTimeout, ev)
-			if !report(ev) || !seen(ev) {
-				return
-			}
+		if _, reply := ev.(*a2a.Message); reply {
+			return
 		}
 	}
-	if !answered || taskID == "" {
-		if upstreamErr == nil {
-			upstreamErr = errors.New("the agent closed the stream without answering")
-		}
-		fail(upstreamErr)
-		return
-	}
-	// The stream ended before the task did: follow it by polling.
-	if !a2a.IsTerminal(state) && !a2a.IsInterrupted(state) {
-		err := pollTask(ctx, m.spec,
-			func(c context.Context) (*a2a.Task, error) { return agent.GetTask(c, taskID) },
-			func(task *a2a.Task) bool { return report(task) && seen(task) })
-		if err != nil {
-			fail(err)
-		}
-	}
-}
-
-// progress reads an A2A event's task id and state, and whether the state
-// ends the member's part (terminal or interrupted).
-func progress(ev a2a.Event) (a2a.TaskID, a2a.TaskState, bool) {
-	var id a2a.TaskID
-	var st a2a.TaskState
-	switch e := ev.(type) {
-	case *a2a.Task:
-		id, st = e.ID, e.Status.State
-	case *a2a.StatusUpdate:
-		id, st = e.TaskID, e.Status.State
-	case *a2a.ArtifactUpdate:
-		id = e.TaskID
-	}
-	return id, st, a2a.IsTerminal(st) || a2a.IsInterrupted(st)
-}
-
-func (t *teamRun) call(ctx context.Context, m *memberRun, f func(context.Context) (*a2a.Task, error)) (*a2a.Task, error) {
-	c, cancel := context.WithTimeout(ctx, m.spec.RequestTimeout)
-	defer cancel()
-	return f(c)
 }
 
 // cancelTask asks a member's agent to cancel its task (a timeout).
 func (t *teamRun) cancelTask(m *memberRun) {
-	id := m.tr.TaskID()
-	if id == "" || m.agent == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(a2a.WithCallerAuthorization(t.d.svc.ctx, t.d.caller)), m.spec.RequestTimeout)
-	defer cancel()
-	if _, err := m.agent.CancelTask(ctx, id); err != nil {
-		t.d.log.Warn("cancel member task after timeout", "member", m.name, "task_id", id, "err", err)
+	if id := m.tr.TaskID(); id != "" && m.agent != nil {
+		cancelAbandoned(t.d.detached(), m.agent, m.spec.RequestTimeout, id, t.d.log.With("member", m.name, "task_id", string(id)))
 	}
 }
 
@@ -716,11 +622,9 @@ func (t *teamRun) cancelIfAsked(m *memberRun) {
 		return
 	}
 	m.cancelSent = true
-	id, agent := m.tr.TaskID(), m.agent
+	id, agent, detached := m.tr.TaskID(), m.agent, t.d.detached()
 	go func() {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(a2a.WithCallerAuthorization(t.d.svc.ctx, t.d.caller)), m.spec.RequestTimeout)
-		defer cancel()
-		task, err := agent.CancelTask(ctx, id)
+		task, err := callAgent(detached, m.spec.RequestTimeout, func(c context.Context) (*a2a.Task, error) { return agent.CancelTask(c, id) })
 		if err != nil {
 			t.d.log.Warn("cancel member task", "member", m.name, "task_id", id, "err", err)
 			return
@@ -748,35 +652,12 @@ func (t *teamRun) record(th *Thread) {
 			rec = &MemberRecord{}
 			th.Members[m.name] = rec
 		}
-		if c := m.tr.ContextID(); c != "" {
-			rec.ContextID = c
-		}
-		if id := m.tr.TaskID(); id != "" {
-			if string(id) != rec.TaskID {
-				rec.TaskArtifacts = nil
-			}
-			rec.TaskID = string(id)
-			for _, a := range m.tr.ShownArtifacts() {
-				if !slices.Contains(rec.TaskArtifacts, string(a)) {
-					rec.TaskArtifacts = append(rec.TaskArtifacts, string(a))
-				}
-			}
-		}
-		if st := m.tr.TaskState(); st != "" {
-			rec.TaskState = string(st)
-		}
-		for _, ref := range m.tr.ToolCalls() {
-			i := slices.IndexFunc(th.ToolCalls, func(r mapping.ToolCallRef) bool { return r.ToolCallID == ref.ToolCallID })
-			if i < 0 {
-				th.ToolCalls = append(th.ToolCalls, ref)
-			} else {
-				th.ToolCalls[i] = ref
-			}
-		}
+		learnTask(m.tr, &rec.ContextID, &rec.TaskID, &rec.TaskState, &rec.TaskArtifacts)
+		mergeToolCalls(th, m.tr.ToolCalls())
 	}
 	th.Interrupts = t.tm.Interrupts()
-	if t.d.resume != nil {
-		th.Resolved = appendResolved(th.Resolved, t.d.resume.resolved)
+	if t.d.plan.resume != nil {
+		th.Resolved = appendResolved(th.Resolved, t.d.plan.resume.resolved)
 	}
 	th.Messages = t.tm.Conversation()
 	if !t.d.stateRejected {
@@ -788,8 +669,22 @@ func (t *teamRun) record(th *Thread) {
 	}
 	for _, m := range t.members {
 		if m.sendsInput && m.reached {
-			th.SeenMessageIDs = appendSeen(th.SeenMessageIDs, t.d.newIDs)
+			th.SeenMessageIDs = appendSeen(th.SeenMessageIDs, t.d.plan.newIDs)
 			break
 		}
 	}
+}
+
+// cut ends the run where it stands with code: each member still going
+// first ends its part (closing what it has open, which a client's verifier
+// wants closed before the run's end), then the run. A run suspended by a
+// shutdown tells its readers so.
+func (t *teamRun) cut(code, message string) []agui.Event {
+	var out []agui.Event
+	for _, m := range t.members {
+		if !m.tr.Done() {
+			out = append(out, t.tm.Pass(m.tr.Fail(code, message))...)
+		}
+	}
+	return append(out, t.tm.Fail(code, message)...)
 }

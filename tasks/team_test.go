@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
 // teamTurn is one scripted turn of a member: a task that streams answer and
@@ -48,7 +49,7 @@ func newTeamService(t *testing.T, tc teamCase) *Service {
 			return agent, nil
 		}, PollInitial: time.Millisecond, PollMax: 5 * time.Millisecond, RequestTimeout: time.Second})
 	}
-	svc := NewService(Options{Store: NewMemoryStore(), Agents: specs, FirstEventWait: 2 * time.Second,
+	svc := NewService(Options{Store: store.NewMemoryStore(), Agents: specs, FirstEventWait: 2 * time.Second,
 		Teams: []TeamSpec{{Name: "team", Strategy: tc.strategy, Members: tc.order}}})
 	t.Cleanup(func() { _ = svc.Close(context.Background()) })
 	return svc
@@ -178,7 +179,7 @@ func TestTeamMemberDown(t *testing.T) {
 		members: map[string]*scriptedAgent{"travel": {}, "weather": {}}, down: map[string]bool{"travel": true, "weather": true}})
 	_, err := svc.StartRun(t.Context(), "team", teamInput("r1", true))
 	var e *Error
-	if !errors.As(err, &e) || e.Status != http.StatusBadGateway {
+	if !errors.As(err, &e) || e.HTTPStatus() != http.StatusBadGateway {
 		t.Fatalf("every member down: want HTTP 502, got %v", err)
 	}
 }

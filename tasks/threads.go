@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
 	"time"
 
@@ -71,7 +70,7 @@ type CancelRefusal struct {
 }
 
 func threadNotFound(key ThreadKey) error {
-	return &Error{Status: http.StatusNotFound, Code: "unknown_thread",
+	return &Error{Code: agui.CodeUnknownThread,
 		Message: fmt.Sprintf("agent %q has no thread %q", key.Agent, key.ThreadID), Err: ErrNotFound}
 }
 
@@ -166,27 +165,20 @@ func (s *Service) Cancel(ctx context.Context, agent, threadID string) (*ThreadVi
 func (s *Service) cancelTeam(ctx context.Context, th *Thread) (*ThreadView, error) {
 	res := &CancelResultView{}
 	if th.ActiveRunID != "" && !s.stale(th) {
-		if th.CancelRequested {
-			res.Requested, res.Repeated = true, true
-		} else {
-			next := th.Clone()
-			next.CancelRequested = true
-			ver, err := s.store.PutThread(ctx, next)
-			if err != nil && !errors.Is(err, ErrConflict) {
-				return nil, storeError(err)
-			}
-			if err == nil {
-				next.Version = ver
-				th = next
-			}
-			res.Requested = true
+		cur, asked, err := s.markCancel(ctx, th)
+		if err != nil {
+			return nil, storeError(err)
 		}
-		if d := s.driving(th.Key, th.ActiveRunID); d != nil && d.team != nil {
-			d.team.requestCancel()
+		if cur.ActiveRunID != "" && !s.stale(cur) {
+			res.Requested, res.Repeated = true, !asked
+			if d := s.driving(cur.Key, cur.ActiveRunID); d != nil && d.team != nil {
+				d.team.requestCancel()
+			}
+			v := viewOf(cur)
+			v.Cancel = res
+			return v, nil
 		}
-		v := viewOf(th)
-		v.Cancel = res
-		return v, nil
+		th = cur // the run ended meanwhile: cancel what it left open
 	}
 	for _, name := range slices.Sorted(maps.Keys(th.Members)) {
 		rec := th.Members[name]
@@ -201,22 +193,12 @@ func (s *Service) cancelTeam(ctx context.Context, th *Thread) (*ThreadView, erro
 		if err != nil {
 			return nil, agentError(name, err)
 		}
-		cctx, cancel := context.WithTimeout(ctx, spec.RequestTimeout)
-		task, err := conn.CancelTask(cctx, a2a.TaskID(rec.TaskID))
-		if err != nil {
-			task, err = conn.GetTask(cctx, a2a.TaskID(rec.TaskID))
-		} else {
-			res.Requested = true
-		}
-		cancel()
+		task, requested, err := cancelOrGet(ctx, conn, spec.RequestTimeout, a2a.TaskID(rec.TaskID), true)
 		if err != nil {
 			return nil, agentError(name, err)
 		}
-		state := task.Status.State
-		if !a2a.IsTerminal(state) {
-			state = a2a.TaskStateCanceled
-		}
-		rec.TaskState = string(state)
+		res.Requested = res.Requested || requested
+		rec.TaskState = string(task.Status.State)
 	}
 	th, err := s.recordCancel(ctx, th, func(cur *Thread) bool {
 		if cur.ActiveRunID != "" && !s.stale(cur) {
@@ -239,30 +221,17 @@ func (s *Service) cancelTeam(ctx context.Context, th *Thread) (*ThreadView, erro
 
 // cancelRun cancels the thread's running run (see Cancel).
 func (s *Service) cancelRun(ctx context.Context, th *Thread) (*ThreadView, error) {
-	for attempt := 0; ; attempt++ {
-		if th.ActiveRunID == "" || s.stale(th) {
-			return s.cancelIdle(ctx, th) // the run ended meanwhile
-		}
-		if th.CancelRequested {
-			v := viewOf(th)
-			v.Cancel = &CancelResultView{Requested: true, Repeated: true, TaskState: th.TaskState}
-			return v, nil
-		}
-		next := th.Clone()
-		next.CancelRequested = true
-		ver, err := s.store.PutThread(ctx, next)
-		if errors.Is(err, ErrConflict) && attempt < 10 {
-			if th, err = s.store.GetThread(ctx, th.Key); err != nil {
-				return nil, storeError(err)
-			}
-			continue
-		}
-		if err != nil {
-			return nil, storeError(err)
-		}
-		next.Version = ver
-		th = next
-		break
+	th, asked, err := s.markCancel(ctx, th)
+	if err != nil {
+		return nil, storeError(err)
+	}
+	if th.ActiveRunID == "" || s.stale(th) {
+		return s.cancelIdle(ctx, th) // the run ended meanwhile
+	}
+	if !asked {
+		v := viewOf(th)
+		v.Cancel = &CancelResultView{Requested: true, Repeated: true, TaskState: th.TaskState}
+		return v, nil
 	}
 	res := &CancelResultView{Requested: true, TaskState: th.TaskState}
 	if th.ActiveTaskID == "" {
@@ -308,16 +277,13 @@ func (s *Service) cancelRun(ctx context.Context, th *Thread) (*ThreadView, error
 func (s *Service) forgetCancel(th *Thread) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 10*time.Second)
 	defer cancel()
-	for attempt := 0; attempt < 10; attempt++ {
-		cur, err := s.store.GetThread(ctx, th.Key)
-		if err != nil || cur.ActiveRunID != th.ActiveRunID || !cur.CancelRequested {
-			return
+	_, _, _ = s.updateThread(ctx, th.Key, nil, func(cur *Thread) bool {
+		if cur.ActiveRunID != th.ActiveRunID || !cur.CancelRequested {
+			return false
 		}
 		cur.CancelRequested = false
-		if _, err := s.store.PutThread(ctx, cur); !errors.Is(err, ErrConflict) {
-			return
-		}
-	}
+		return true
+	})
 }
 
 // cancelIdle cancels the task of a thread without a running run.
@@ -340,22 +306,12 @@ func (s *Service) cancelIdle(ctx context.Context, th *Thread) (*ThreadView, erro
 	if err != nil {
 		return nil, agentError(agent, err)
 	}
-	cctx, cancel := context.WithTimeout(ctx, spec.RequestTimeout)
-	defer cancel()
-	task, err := conn.CancelTask(cctx, a2a.TaskID(th.TaskID))
+	task, requested, err := cancelOrGet(ctx, conn, spec.RequestTimeout, a2a.TaskID(th.TaskID), false)
 	if err != nil {
-		// Not cancelable usually means it ended meanwhile: report that.
-		task, err = conn.GetTask(cctx, a2a.TaskID(th.TaskID))
-		if err != nil {
-			return nil, agentError(agent, err)
-		}
-	} else {
-		res.Requested = true
+		return nil, agentError(agent, err)
 	}
+	res.Requested = requested
 	state := string(task.Status.State)
-	if state == "" || (!a2a.IsTerminal(task.Status.State) && res.Requested) {
-		state = string(a2a.TaskStateCanceled)
-	}
 	res.TaskState = state
 	if th.ActiveRunID == "" {
 		taskID := th.TaskID
@@ -381,24 +337,18 @@ func (s *Service) cancelIdle(ctx context.Context, th *Thread) (*ThreadView, erro
 // retried on the new record, a few times. It returns the record as it
 // stands, or th when every attempt lost.
 func (s *Service) recordCancel(ctx context.Context, th *Thread, update func(cur *Thread) bool) (*Thread, error) {
-	for attempt := 0; attempt < 5; attempt++ {
-		cur, err := s.store.GetThread(ctx, th.Key)
-		if err != nil {
-			return nil, storeError(err)
-		}
+	cur, _, err := s.updateThread(ctx, th.Key, nil, func(cur *Thread) bool {
 		if !update(cur) {
-			return cur, nil
+			return false
 		}
 		cur.Interrupts = nil
-		v, err := s.store.PutThread(ctx, cur)
-		if errors.Is(err, ErrConflict) {
-			continue
-		}
-		if err != nil {
-			return nil, storeError(err)
-		}
-		cur.Version = v
-		return cur, nil
+		return true
+	})
+	switch {
+	case errors.Is(err, ErrConflict):
+		return th, nil
+	case err != nil:
+		return nil, storeError(err)
 	}
-	return th, nil
+	return cur, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/auth"
 )
 
@@ -106,7 +107,7 @@ func wsTokenProtocol(r *http.Request) string {
 
 func unauthorized(w http.ResponseWriter, msg string) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="a2a-agui-bridge"`)
-	writeError(w, http.StatusUnauthorized, "unauthenticated", msg)
+	refuse(w, agui.CodeUnauthenticated, msg)
 }
 
 // principalOf is the request's authenticated principal ("" without auth).
@@ -116,11 +117,11 @@ func principalOf(r *http.Request) string { return auth.PrincipalFrom(r.Context()
 // for an unknown one, 403 for one its allow list leaves the caller out of.
 func (h *Handler) agentRoute(w http.ResponseWriter, r *http.Request, name string) bool {
 	if !h.opt.Catalog.Has(name) {
-		writeError(w, http.StatusNotFound, "unknown_agent", "no agent named "+quote(name))
+		refuse(w, agui.CodeUnknownAgent, "no agent named "+quote(name))
 		return false
 	}
 	if h.opt.Allowed != nil && !h.opt.Allowed(principalOf(r), name) {
-		writeError(w, http.StatusForbidden, "forbidden", "you may not use agent "+quote(name))
+		refuse(w, agui.CodeForbidden, "you may not use agent "+quote(name))
 		return false
 	}
 	return true
@@ -136,7 +137,7 @@ func (h *Handler) writeStatusError(w http.ResponseWriter, err error, fallback st
 	var sc StatusCoder
 	if !errors.As(err, &sc) {
 		h.opt.Logger.Error(fallback, "err", err)
-		writeError(w, http.StatusInternalServerError, "internal", fallback)
+		refuse(w, agui.CodeInternal, fallback)
 		return
 	}
 	var ra retryAfter

@@ -349,7 +349,7 @@ func New(opt Options) *Handler {
 		h.mux.Handle("GET /console/", opt.Console)
 	}
 	h.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path)
+		refuse(w, agui.CodeNotFound, "no route for "+r.Method+" "+r.URL.Path)
 	})
 	return h
 }
@@ -401,26 +401,26 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 	// POST would skip it (DESIGN.md, HTTP).
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
-		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "run requests must be Content-Type: application/json")
+		refuse(w, agui.CodeUnsupportedMediaType, "run requests must be Content-Type: application/json")
 		return
 	}
 	body, err := readBody(w, r, h.opt.MaxBodyBytes)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, "body_too_large", "the request body is larger than the limit")
+			refuse(w, agui.CodeBodyTooLarge, "the request body is larger than the limit")
 			return
 		}
-		writeError(w, http.StatusBadRequest, "invalid_input", "reading the request body failed")
+		refuse(w, agui.CodeInvalidInput, "reading the request body failed")
 		return
 	}
 	in, err := agui.DecodeRunAgentInput(body)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_input", err.Error())
+		refuse(w, agui.CodeInvalidInput, err.Error())
 		return
 	}
-	if status, code, msg := h.checkInput(in); status != 0 {
-		writeError(w, status, code, msg)
+	if code, msg := h.checkInput(in); code != "" {
+		refuse(w, code, msg)
 		return
 	}
 	stream, err := h.opt.Runner.StartRun(r.Context(), name, in)
@@ -434,7 +434,7 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		h.opt.Logger.Error("start run", "agent", name, "thread_id", in.ThreadID, "run_id", in.RunID, "err", err)
-		writeError(w, http.StatusInternalServerError, "internal", "the bridge could not start the run")
+		refuse(w, agui.CodeInternal, "the bridge could not start the run")
 		return
 	}
 	h.writeSSE(w, r, stream, true)
@@ -482,7 +482,7 @@ func (h *Handler) writeSSE(w http.ResponseWriter, r *http.Request, s Stream, wan
 		// The run's events stopped before its terminal event (the store
 		// failed): every stream still ends exactly once.
 		h.opt.Logger.Error("run stream ended without a terminal event", "err", feedErr)
-		if b, err := agui.Marshal(&agui.RunError{Code: "internal", Message: "the bridge lost the end of this run"}); err == nil {
+		if b, err := agui.Marshal(&agui.RunError{Code: agui.CodeInternal, Message: "the bridge lost the end of this run"}); err == nil {
 			if f.write(agui.Envelope{Event: b}) == nil {
 				_ = f.flush()
 			}
@@ -536,7 +536,7 @@ func (h *Handler) getAgent(w http.ResponseWriter, r *http.Request) {
 	}
 	info, ok := h.opt.Catalog.Agent(r.Context(), r.PathValue("name"))
 	if !ok {
-		writeError(w, http.StatusNotFound, "unknown_agent", "no agent named "+quote(r.PathValue("name")))
+		refuse(w, agui.CodeUnknownAgent, "no agent named "+quote(r.PathValue("name")))
 		return
 	}
 	writeJSON(w, http.StatusOK, info)
@@ -576,7 +576,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	}
 	after, err := resumePoint(r)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "invalid_input", err.Error())
+		refuse(w, agui.CodeInvalidInput, err.Error())
 		return
 	}
 	if wantsJSON(r) {
@@ -584,7 +584,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		if v := r.URL.Query().Get("wait"); v != "" {
 			secs, err := strconv.ParseFloat(v, 64)
 			if err != nil || secs < 0 || math.IsNaN(secs) {
-				writeError(w, http.StatusBadRequest, "invalid_input", "wait must be a number of seconds >= 0")
+				refuse(w, agui.CodeInvalidInput, "wait must be a number of seconds >= 0")
 				return
 			}
 			wait = min(time.Duration(secs*float64(time.Second)), maxPollWait)
@@ -687,21 +687,27 @@ func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
 		Status string            `json:"status"`
 		Error  map[string]string `json:"error"`
 		Readiness
-	}{"not_ready", map[string]string{"code": "not_ready", "message": msg}, rd})
+	}{agui.CodeNotReady, map[string]string{"code": agui.CodeNotReady, "message": msg}, rd})
 }
 
 // checkInput applies the input limits to a decoded RunAgentInput: the
-// status, code and message of the first one it breaks, or status 0.
-func (h *Handler) checkInput(in *agui.RunAgentInput) (int, string, string) {
+// code and message of the first one it breaks, or "".
+func (h *Handler) checkInput(in *agui.RunAgentInput) (string, string) {
 	if m := h.opt.MaxMessages; m > 0 && len(in.Messages) > m {
-		return http.StatusRequestEntityTooLarge, "too_many_messages",
+		return agui.CodeTooManyMessages,
 			"the run carries " + strconv.Itoa(len(in.Messages)) + " messages; the limit is " + strconv.Itoa(m)
 	}
 	if m := h.opt.MaxStateBytes; m > 0 && len(in.State) > m {
-		return http.StatusRequestEntityTooLarge, "state_too_large",
+		return agui.CodeStateTooLarge,
 			"the run's state is " + strconv.Itoa(len(in.State)) + " bytes; the limit is " + strconv.Itoa(m)
 	}
-	return 0, "", ""
+	return "", ""
+}
+
+// refuse answers a request the bridge turns down with code (its HTTP
+// status from agui's table of codes) and message.
+func refuse(w http.ResponseWriter, code, message string) {
+	writeError(w, agui.HTTPStatus(code), code, message)
 }
 
 // writeError answers with the bridge's JSON error shape

@@ -80,7 +80,7 @@ func (h *Handler) websocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !h.acceptingWS() {
-		writeError(w, http.StatusServiceUnavailable, "shutting_down", "the bridge is shutting down")
+		refuse(w, agui.CodeShuttingDown, "the bridge is shutting down")
 		return
 	}
 	// Answer the subprotocol the client offered: ours, else its token's
@@ -95,9 +95,9 @@ func (h *Handler) websocket(w http.ResponseWriter, r *http.Request) {
 		CheckOrigin:      h.checkOrigin,
 		// A refused upgrade gets the bridge's JSON error body.
 		Error: func(w http.ResponseWriter, _ *http.Request, status int, reason error) {
-			code := "bad_upgrade"
+			code := agui.CodeBadUpgrade
 			if status == http.StatusForbidden {
-				code = "origin_not_allowed"
+				code = agui.CodeOriginNotAllowed
 			}
 			writeError(w, status, code, reason.Error())
 		},
@@ -155,7 +155,7 @@ func (c *wsConn) serve() {
 		}
 		_ = c.conn.SetReadDeadline(time.Now().Add(pongWait))
 		if kind != websocket.TextMessage {
-			c.refuse("", "", "invalid_input", "frames are JSON text messages")
+			c.refuse("", "", agui.CodeInvalidInput, "frames are JSON text messages")
 			continue
 		}
 		c.handle(data)
@@ -188,7 +188,7 @@ func (c *wsConn) write() {
 func (c *wsConn) handle(data []byte) {
 	f, bad := parseFrame(data)
 	if bad != nil {
-		c.refuse(bad.threadID, bad.runID, "invalid_input", bad.message)
+		c.refuse(bad.threadID, bad.runID, agui.CodeInvalidInput, bad.message)
 		return
 	}
 	// Every frame is a request: it counts against the principal's rate
@@ -278,7 +278,7 @@ func clipID(id string) string {
 
 // run starts a run like POST /agents/{name} and streams it on the socket.
 func (c *wsConn) run(in *agui.RunAgentInput) {
-	if _, code, msg := c.h.checkInput(in); code != "" {
+	if code, msg := c.h.checkInput(in); code != "" {
 		c.refuse(in.ThreadID, in.RunID, code, msg)
 		return
 	}
@@ -338,7 +338,7 @@ func (c *wsConn) feed(s Stream, threadID, runID string, wantTerminal bool) {
 	terminated, err := c.out.feed(c.ctx, s)
 	if wantTerminal && !terminated && c.ctx.Err() == nil {
 		c.h.opt.Logger.Error("run stream ended without a terminal event", "err", err)
-		c.refuse(threadID, runID, "internal", "the bridge lost the end of this run")
+		c.refuse(threadID, runID, agui.CodeInternal, "the bridge lost the end of this run")
 	}
 }
 
@@ -365,7 +365,7 @@ func (c *wsConn) addFeeder(threadID string) (code, message string) {
 	defer c.feedMu.Unlock()
 	switch {
 	case c.finishing:
-		return "shutting_down", "the bridge is shutting down"
+		return agui.CodeShuttingDown, "the bridge is shutting down"
 	case threadID != "" && c.subscribed[threadID]:
 		return codeMerged, ""
 	case c.streams >= c.h.opt.WSMaxStreams:
@@ -395,7 +395,7 @@ func (c *wsConn) feederDone(threadID string) {
 
 // CodeTooManyStreams refuses a WebSocket run or subscription above the
 // connection's or the principal's cap.
-const CodeTooManyStreams = "too_many_streams"
+const CodeTooManyStreams = agui.CodeTooManyStreams
 
 // acquireStream counts one more WebSocket stream of principal, within
 // Options.MaxPrincipalStreams; it reports false at the cap.
@@ -458,7 +458,7 @@ func (h *Handler) publicError(err error, fallback string) (code, message string)
 		return sc.ErrorCode(), sc.PublicMessage()
 	}
 	h.opt.Logger.Error(fallback, "err", err)
-	return "internal", fallback
+	return agui.CodeInternal, fallback
 }
 
 // track registers a WebSocket connection for Shutdown; it reports false

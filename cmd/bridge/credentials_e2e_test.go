@@ -27,6 +27,7 @@ import (
 	"github.com/a2a-agui-bridge/bridge/config"
 	"github.com/a2a-agui-bridge/bridge/observe"
 	"github.com/a2a-agui-bridge/bridge/tasks"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
 // securedAgent is a real a2asrv agent behind JSON-RPC that answers only
@@ -194,7 +195,7 @@ func TestCredentialsEndToEnd(t *testing.T) {
 	}
 	var logs syncBuffer
 	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	store := tasks.NewMemoryStore()
+	store := store.NewMemoryStore()
 	metrics := observe.NewMetrics()
 	b := build(cfg, tasks.ObserveStore(store, config.StoreMemory, metrics), log, instruments{metrics: metrics})
 	srv := httptest.NewServer(b.public)
@@ -356,7 +357,7 @@ func TestCheckShowsRefusedCards(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.Store = config.Store{Kind: config.StoreMemory}
-	b := build(cfg, tasks.NewMemoryStore(), slog.New(slog.DiscardHandler), instruments{})
+	b := build(cfg, store.NewMemoryStore(), slog.New(slog.DiscardHandler), instruments{})
 	srv := httptest.NewServer(b.public)
 	t.Cleanup(func() { srv.Close(); b.closeAgents() })
 	resp, err := http.Get(srv.URL + "/agents/liar")

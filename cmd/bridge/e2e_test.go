@@ -20,13 +20,14 @@ import (
 	"github.com/a2a-agui-bridge/bridge/examples/agents"
 	"github.com/a2a-agui-bridge/bridge/observe"
 	"github.com/a2a-agui-bridge/bridge/tasks"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
 // testBridge is the real bridge handler in front of the real demo agents
 // (a2asrv servers) over loopback, on a memory store the test can inspect.
 type testBridge struct {
 	url     string
-	store   *tasks.MemoryStore
+	store   *store.MemoryStore
 	demo    *agents.Server
 	svc     *tasks.Service
 	metrics *observe.Metrics
@@ -83,7 +84,7 @@ func startBridgeTraced(t *testing.T, opts agents.Options, tracing *observe.Traci
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := tasks.NewMemoryStore()
+	store := store.NewMemoryStore()
 	metrics := observe.NewMetrics()
 	b := build(cfg, tasks.ObserveStore(store, config.StoreMemory, metrics), slog.New(slog.DiscardHandler),
 		instruments{metrics: metrics, tracing: tracing, authn: authn})

@@ -31,6 +31,9 @@ import (
 	"github.com/a2a-agui-bridge/bridge/limits"
 	"github.com/a2a-agui-bridge/bridge/observe"
 	"github.com/a2a-agui-bridge/bridge/tasks"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
+	"github.com/a2a-agui-bridge/bridge/tasks/store/boltstore"
+	"github.com/a2a-agui-bridge/bridge/tasks/store/redisstore"
 )
 
 // cmdServe runs the bridge from a config file; its logs go to stderr in
@@ -444,9 +447,9 @@ const redisOpenTimeout = 10 * time.Second
 func openStore(ctx context.Context, c config.Store) (tasks.Store, error) {
 	switch c.Kind {
 	case config.StoreMemory:
-		return tasks.NewMemoryStore(), nil
+		return store.NewMemoryStore(), nil
 	case config.StoreEmbedded, "":
-		s, err := tasks.OpenBoltStore(c.Path)
+		s, err := boltstore.OpenBoltStore(c.Path)
 		if err != nil {
 			return nil, fmt.Errorf("store: %w", err)
 		}
@@ -454,7 +457,7 @@ func openStore(ctx context.Context, c config.Store) (tasks.Store, error) {
 	case config.StoreRedis:
 		ctx, cancel := context.WithTimeout(ctx, redisOpenTimeout)
 		defer cancel()
-		s, err := tasks.OpenRedis(ctx, redisTarget(c), tasks.RedisOptions{
+		s, err := redisstore.OpenRedis(ctx, redisTarget(c), redisstore.RedisOptions{
 			WaitReplicas: int(c.WaitReplicas), WaitTimeout: time.Duration(c.WaitTimeout)})
 		if err != nil {
 			return nil, fmt.Errorf("store: %w (is Redis running, and are store.url, store.sentinel or store.cluster right?)", err)
@@ -466,10 +469,10 @@ func openStore(ctx context.Context, c config.Store) (tasks.Store, error) {
 }
 
 // redisTarget is the Redis deployment the store config names.
-func redisTarget(c config.Store) tasks.RedisTarget {
-	t := tasks.RedisTarget{URL: c.URL, Cluster: c.Cluster, Username: c.Username, Password: c.Password, TLS: c.TLS}
+func redisTarget(c config.Store) redisstore.RedisTarget {
+	t := redisstore.RedisTarget{URL: c.URL, Cluster: c.Cluster, Username: c.Username, Password: c.Password, TLS: c.TLS}
 	if st := c.Sentinel; st.Set() {
-		t.Sentinel = &tasks.RedisSentinel{Master: st.Master, Addrs: st.Addrs,
+		t.Sentinel = &redisstore.RedisSentinel{Master: st.Master, Addrs: st.Addrs,
 			SentinelUsername: st.Username, SentinelPassword: st.Password, DB: int(st.DB)}
 	}
 	return t

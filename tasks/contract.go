@@ -1,0 +1,45 @@
+package tasks
+
+import (
+	"time"
+
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
+)
+
+// The Store contract lives in package store, beside its backends; the
+// engine and its callers name its types through these aliases.
+type (
+	Store             = store.Store
+	Thread            = store.Thread
+	ThreadKey         = store.ThreadKey
+	Entry             = store.Entry
+	MemberRecord      = store.MemberRecord
+	ResolvedInterrupt = store.ResolvedInterrupt
+	LeaseLister       = store.LeaseLister
+)
+
+// Store errors (store.ErrNotFound, store.ErrConflict).
+var (
+	ErrNotFound = store.ErrNotFound
+	ErrConflict = store.ErrConflict
+)
+
+// clearActive ends the thread's active run in the record.
+func clearActive(t *Thread) {
+	if t.ActiveRunID != "" {
+		t.LastRunID = t.ActiveRunID
+	}
+	t.ActiveRunID = ""
+	t.ActiveSince = time.Time{}
+	t.Owner = ""
+	t.LeaseExpires = time.Time{}
+	t.ActiveAfter = 0
+	t.ActiveInput = nil
+	t.ActiveResults = nil
+	t.ActiveTaskID = ""
+	t.CancelRequested = false
+	t.ActiveResolved = nil
+}
+
+// maxResolved bounds the answered interrupts a thread remembers.
+const maxResolved = 64

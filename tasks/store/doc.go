@@ -1,0 +1,14 @@
+// Package store is the contract between the run engine (package tasks)
+// and where threads and journals are kept: the Store interface, the thread
+// record (Thread, its JSON tags being the storage format) and the journal
+// entry, plus MemoryStore, the backend for tests and single-process
+// trials. The durable backends live in their own packages, so the engine
+// links no database client: boltstore (one file, one process) and
+// redisstore (shared by many processes). Every backend passes the same
+// conformance suite, storetest.
+//
+// Concurrency contract: a Store is safe for concurrent use. Thread records
+// carry versions for optimistic concurrency (PutThread fails with
+// ErrConflict when the record changed since it was read), and journals are
+// append-only, numbered by their only writer, the thread's active run.
+package store

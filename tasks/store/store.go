@@ -1,0 +1,229 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/mapping"
+)
+
+// Store errors.
+var (
+	// ErrNotFound means no thread is stored under the key.
+	ErrNotFound = errors.New("tasks: thread not found")
+	// ErrConflict means the thread changed since it was read (optimistic
+	// concurrency): reload and decide again.
+	ErrConflict = errors.New("tasks: thread version conflict")
+)
+
+// ThreadKey names a thread. Threads belong to one agent: the same AG-UI
+// threadId under two agents is two threads.
+type ThreadKey struct {
+	Agent    string
+	ThreadID string
+}
+
+func (k ThreadKey) String() string { return k.Agent + "/" + k.ThreadID }
+
+// Thread is the bridge's record of one AG-UI thread. Its JSON form (the
+// tags) is what durable stores keep: the names are the storage format,
+// independent of Go field names. The key is not in it: every store files
+// a thread under its key.
+type Thread struct {
+	Key ThreadKey `json:"-"`
+	// ContextID is the A2A context, learned from the agent's first reply
+	// and never invented.
+	ContextID string `json:"contextId,omitempty"`
+	// TaskID and TaskState are the thread's current A2A task.
+	TaskID    string `json:"taskId,omitempty"`
+	TaskState string `json:"taskState,omitempty"`
+	// TaskArtifacts are the artifacts of TaskID that runs showed, so a run
+	// that continues the task does not show them again when a Task
+	// snapshot repeats them.
+	TaskArtifacts []string `json:"taskArtifacts,omitempty"`
+	// SeenMessageIDs are the AG-UI user message ids already sent to the
+	// agent, so a run sends only what the agent has not seen.
+	SeenMessageIDs []string `json:"seenMessageIds,omitempty"`
+
+	// ActiveRunID is the run in progress ("" when none): one active run
+	// per thread.
+	ActiveRunID string `json:"activeRunId,omitempty"`
+	// LastRunID is the run before the active one (the last run when none
+	// is active): a client that reuses it (CopilotKit's resume) gets a run
+	// whose ids differ from that run's.
+	LastRunID string `json:"lastRunId,omitempty"`
+	// ActiveSince is when the active run started.
+	ActiveSince time.Time `json:"activeSince,omitzero"`
+	// Principal is who created the thread (the authenticated caller; ""
+	// without auth). Only the same principal can see or use it: anyone
+	// else is told it does not exist. Records written before auth existed
+	// have none and belong to unauthenticated callers.
+	Principal string `json:"principal,omitempty"`
+	// Owner is the bridge instance running the active run. An embedded
+	// store has one writer, so a run owned by an earlier process is dead.
+	Owner string `json:"owner,omitempty"`
+	// LeaseExpires is when Owner's claim on the active run lapses unless
+	// renewed (shared stores only; zero otherwise). Past it, the owner is
+	// taken for dead and another instance may adopt the run.
+	LeaseExpires time.Time `json:"leaseExpires,omitzero"`
+	// ActiveAfter is the journal's last sequence number when the active
+	// run started: its events follow it.
+	ActiveAfter int64 `json:"activeAfter,omitempty"`
+	// ActiveInput is the active run's request (RunAgentInput JSON) and
+	// ActiveResults the tool-call answers its message carries, so a bridge
+	// that takes the run over (after a restart) translates it as the run
+	// began.
+	ActiveInput   json.RawMessage          `json:"activeInput,omitempty"`
+	ActiveResults []mapping.SentToolResult `json:"activeResults,omitempty"`
+	// ActiveTaskID is the A2A task the active run follows, once known: set
+	// when the run starts if it continues a task, else as soon as the agent
+	// names it. A cancel request reaches the task through it.
+	ActiveTaskID string `json:"activeTaskId,omitempty"`
+	// CancelRequested says a cancel of the active run was asked for: a
+	// second request sends nothing more, and a run whose task was not known
+	// yet cancels it the moment the agent names it.
+	CancelRequested bool `json:"cancelRequested,omitempty"`
+	// ActiveResolved are the interrupts the active run is answering.
+	ActiveResolved []ResolvedInterrupt `json:"activeResolved,omitempty"`
+
+	// Messages is the conversation after the last run (the client's
+	// messages with their ids, then the bridge's), and State the shared
+	// state: the thread snapshot route serves them.
+	Messages []agui.Message  `json:"messages,omitempty"`
+	State    json.RawMessage `json:"state,omitempty"`
+	// Interrupts are pending: the next run must resume every one.
+	Interrupts []mapping.PendingInterrupt `json:"interrupts,omitempty"`
+	// Resolved remembers answered interrupts, so an identical replay of a
+	// resume is answered from the journal instead of reaching the agent.
+	Resolved []ResolvedInterrupt `json:"resolved,omitempty"`
+	// ToolCalls are the server tool calls shown on this thread, so a later
+	// run reports their results on the original tool call ids.
+	ToolCalls []mapping.ToolCallRef `json:"toolCalls,omitempty"`
+	// FrontendCalls are calls to the client's own tools the last run left
+	// pending: the next run's tool messages answer them on the same task.
+	FrontendCalls []mapping.ToolCallRef `json:"frontendCalls,omitempty"`
+	// StateVersion counts the shared-state changes sent on this thread.
+	StateVersion int64 `json:"stateVersion,omitempty"`
+
+	// Members are a team thread's members, each with its own A2A context
+	// and task; Routed is the member a router team sent the thread to
+	// last.
+	Members map[string]*MemberRecord `json:"members,omitempty"`
+	Routed  string                   `json:"routed,omitempty"`
+	// Version is the optimistic-concurrency version: 0 for a thread not
+	// yet stored, then incremented by every successful Put.
+	Version   int64     `json:"version"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+}
+
+// MemberRecord is one team member's part of a thread.
+type MemberRecord struct {
+	ContextID     string   `json:"contextId,omitempty"`
+	TaskID        string   `json:"taskId,omitempty"`
+	TaskState     string   `json:"taskState,omitempty"`
+	TaskArtifacts []string `json:"taskArtifacts,omitempty"`
+}
+
+// ResolvedInterrupt is an interrupt a resume run answered.
+type ResolvedInterrupt struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	// PayloadHash identifies the payload (SHA-256 of its canonical JSON).
+	PayloadHash string `json:"payloadHash"`
+	// RunID and AfterSeq locate the resume run's events in the journal.
+	RunID    string    `json:"runId"`
+	AfterSeq int64     `json:"afterSeq"`
+	At       time.Time `json:"at"`
+}
+
+// Clone returns a deep copy of the slices, so a caller never aliases
+// stored data. Elements are values the bridge never mutates in place.
+func (t *Thread) Clone() *Thread {
+	c := *t
+	c.TaskArtifacts = append([]string(nil), t.TaskArtifacts...)
+	c.ActiveInput = append(json.RawMessage(nil), t.ActiveInput...)
+	c.ActiveResults = append([]mapping.SentToolResult(nil), t.ActiveResults...)
+	c.SeenMessageIDs = append([]string(nil), t.SeenMessageIDs...)
+	c.Messages = append([]agui.Message(nil), t.Messages...)
+	c.State = append(json.RawMessage(nil), t.State...)
+	c.Interrupts = append([]mapping.PendingInterrupt(nil), t.Interrupts...)
+	c.Resolved = append([]ResolvedInterrupt(nil), t.Resolved...)
+	c.ActiveResolved = append([]ResolvedInterrupt(nil), t.ActiveResolved...)
+	c.ToolCalls = append([]mapping.ToolCallRef(nil), t.ToolCalls...)
+	c.FrontendCalls = append([]mapping.ToolCallRef(nil), t.FrontendCalls...)
+	if t.Members != nil {
+		c.Members = make(map[string]*MemberRecord, len(t.Members))
+		for k, m := range t.Members {
+			mc := *m
+			mc.TaskArtifacts = append([]string(nil), m.TaskArtifacts...)
+			c.Members[k] = &mc
+		}
+	}
+	return &c
+}
+
+// Entry is one journal record: an encoded AG-UI event of a run.
+type Entry struct {
+	// Seq numbers a thread's entries, strictly increasing from 1. The
+	// writer (the run's driver) assigns it; the bridge numbers without
+	// gaps, but a store accepts them.
+	Seq   int64
+	RunID string
+	// Event is the event's JSON, exactly as written to clients.
+	Event []byte
+	// Terminal marks the run's RUN_FINISHED or RUN_ERROR.
+	Terminal bool
+}
+
+// LeaseLister is what a store may offer for the adoption scan: the threads
+// with an active run whose lease lapsed at now, without reading every
+// active thread. Stores without it are scanned through ActiveThreads.
+type LeaseLister interface {
+	LapsedLeases(ctx context.Context, now time.Time) ([]ThreadKey, error)
+}
+
+// Store persists threads and their append-only event journals. Every
+// backend passes the same conformance suite (storetest).
+type Store interface {
+	// GetThread returns a copy of the stored thread, or ErrNotFound.
+	GetThread(ctx context.Context, key ThreadKey) (*Thread, error)
+	// PutThread stores th if the stored version equals th.Version (0 means
+	// "must not exist yet") and returns the new version; otherwise
+	// ErrConflict and nothing is written.
+	PutThread(ctx context.Context, th *Thread) (int64, error)
+	// PutThreadAndAppend does PutThread and Append as one atomic write:
+	// both or neither (either check failing is ErrConflict). A run ends
+	// with it (the thread released and the terminal event journaled
+	// together), so a crash cannot leave one without the other.
+	PutThreadAndAppend(ctx context.Context, th *Thread, entries ...Entry) (int64, error)
+	// ActiveThreads lists the threads whose record has an active run.
+	ActiveThreads(ctx context.Context) ([]ThreadKey, error)
+	// DeleteThread removes the thread if its version is still version
+	// (else ErrConflict); its journal stays.
+	DeleteThread(ctx context.Context, key ThreadKey, version int64) error
+	// Append adds entries to the thread's journal under the sequence
+	// numbers they carry, which must increase strictly, from above the
+	// journal's last one; otherwise it is ErrConflict and nothing is
+	// written. Only a thread's active run appends, so its driver knows
+	// the numbers before the store does.
+	Append(ctx context.Context, key ThreadKey, entries ...Entry) error
+	// Read returns up to limit entries with Seq > after, oldest first.
+	Read(ctx context.Context, key ThreadKey, after int64, limit int) ([]Entry, error)
+	// LastSeq is the sequence number of the journal's last entry (0 when
+	// empty).
+	LastSeq(ctx context.Context, key ThreadKey) (int64, error)
+	// Wait blocks until the journal has an entry with Seq > after, or ctx
+	// ends (then it returns ctx's error).
+	Wait(ctx context.Context, key ThreadKey, after int64) error
+	// IndexInterrupt records which thread raised an interrupt, and
+	// InterruptThread looks it up (ErrNotFound when unknown), so a resume
+	// on the wrong thread is told apart from an unknown id.
+	IndexInterrupt(ctx context.Context, interruptID string, key ThreadKey) error
+	InterruptThread(ctx context.Context, interruptID string) (ThreadKey, error)
+	// Ping reports whether the store is usable (readiness).
+	Ping(ctx context.Context) error
+	Close() error
+}
