@@ -89,7 +89,7 @@ type teamRun struct {
 type memberRun struct {
 	name  string
 	spec  *AgentSpec
-	tr    *mapping.Translator
+	tr    *mapping.Member
 	agent Agent
 
 	// What to send: parts to taskID in contextID (a new task when taskID
@@ -649,7 +649,7 @@ func (t *teamRun) record(th *Thread) {
 			rec = &MemberRecord{}
 			th.Members[m.name] = rec
 		}
-		learnTask(m.tr, &rec.ContextID, &rec.TaskID, &rec.TaskState, &rec.TaskArtifacts)
+		learnTask(m.tr.Translator, &rec.ContextID, &rec.TaskID, &rec.TaskState, &rec.TaskArtifacts)
 		mergeToolCalls(th, m.tr.ToolCalls())
 	}
 	th.Interrupts = t.tm.Interrupts()
