@@ -14,11 +14,14 @@ import (
 	"github.com/a2a-agui-bridge/bridge/mapping"
 )
 
+// Strategy says how a user turn reaches a team's members.
+type Strategy string
+
 // Team strategies (TeamSpec.Strategy).
 const (
-	StrategyRouter     = "router"
-	StrategyParallel   = "parallel"
-	StrategySequential = "sequential"
+	StrategyRouter     Strategy = "router"
+	StrategyParallel   Strategy = "parallel"
+	StrategySequential Strategy = "sequential"
 )
 
 // TeamSpec is one configured team: several agents behind one endpoint.
@@ -27,7 +30,7 @@ type TeamSpec struct {
 	Description string
 	// Strategy is StrategyRouter (one member per run), StrategyParallel
 	// (every member at once) or StrategySequential (a pipeline).
-	Strategy string
+	Strategy Strategy
 	// Members are names of configured agents, in order (a sequential
 	// team's pipeline order; a router's tie-break order).
 	Members []string
@@ -136,7 +139,7 @@ func (t *teamRun) setup() {
 		RunID:        d.in.RunID,
 		Turn:         d.turn(),
 		Name:         t.spec.Name,
-		Strategy:     t.spec.Strategy,
+		Strategy:     string(t.spec.Strategy),
 		V1:           t.v1,
 		Now:          func() int64 { return time.Now().UnixMilli() },
 		Input:        d.in,

@@ -28,7 +28,6 @@ import (
 	"github.com/a2a-agui-bridge/bridge/config"
 	"github.com/a2a-agui-bridge/bridge/console"
 	"github.com/a2a-agui-bridge/bridge/limits"
-	"github.com/a2a-agui-bridge/bridge/mapping"
 	"github.com/a2a-agui-bridge/bridge/observe"
 	"github.com/a2a-agui-bridge/bridge/tasks"
 	"github.com/a2a-agui-bridge/bridge/tasks/store"
@@ -195,7 +194,7 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger, inst instrum
 			RequestTimeout: time.Duration(a.Timeouts.Request),
 			PollInitial:    time.Duration(a.Poll.Initial),
 			PollMax:        time.Duration(a.Poll.Max),
-			StatusText:     mapping.StatusTextPolicy(a.StatusText),
+			StatusText:     statusTextPolicy(a.StatusText),
 			InterruptTTL:   time.Duration(a.InterruptTTL),
 			StateKey:       a.StateKey,
 			MaxInlineBytes: int(cfg.Server.MaxInlineBytes),
@@ -205,7 +204,7 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger, inst instrum
 			RedactKeys:     cfg.RedactKeys,
 			// A2UI (tasks/a2ui.go): when runs activate it, the catalogs
 			// announced for clients that name none, the action bound.
-			A2UI:               mapping.A2UIMode(a.A2UI),
+			A2UI:               a2uiMode(a.A2UI),
 			A2UICatalogs:       a.A2UICatalogs,
 			MaxA2UIActionBytes: int(cfg.Limits.MaxA2UIActionBytes),
 		})
@@ -215,7 +214,7 @@ func build(cfg *config.Config, store tasks.Store, log *slog.Logger, inst instrum
 	var teamSpecs []tasks.TeamSpec
 	teams := make(map[string]*team, len(cfg.Teams))
 	for _, t := range cfg.Teams {
-		spec := tasks.TeamSpec{Name: t.Name, Description: t.Description, Strategy: t.Strategy, Members: t.Members}
+		spec := tasks.TeamSpec{Name: t.Name, Description: t.Description, Strategy: teamStrategy(t.Strategy), Members: t.Members}
 		if inst.metrics != nil {
 			spec.Observer = inst.metrics.Agent(t.Name)
 		}
