@@ -445,7 +445,9 @@ func (m *Member) decorate(out []agui.Event, events ...agui.Event) []agui.Event {
 			if end == nil {
 				continue
 			}
-			agui.BaseOf(end).Timestamp = agui.BaseOf(e).Timestamp
+			if m.now != nil {
+				agui.BaseOf(end).Timestamp = m.now()
+			}
 			e = end
 		}
 		b := agui.BaseOf(e)

@@ -155,7 +155,7 @@ type Options struct {
 	// "/a2a/members/travel") and goes there whole as a STATE_DELTA where a
 	// run of its own would write a STATE_SNAPSHOT, and an interrupt leaves
 	// the state and messages snapshots to the enclosing run. Its terminal
-	// event is still written, for the enclosing run to read.
+	// event is still written, unstamped, for the enclosing run to read.
 	ViewPath string
 	// IDScope are extra name parts of every id the run makes, for runs
 	// that share a thread, run and turn and may see the same A2A ids.
@@ -1222,7 +1222,13 @@ func (t *Translator) finish(out []agui.Event, terminal agui.Event) []agui.Event 
 	out = t.reportSent(out)
 	t.noteTask(nil)
 	out = t.syncState(out)
-	out = t.emit(out, terminal)
+	if t.opt.ViewPath != "" {
+		// A nested run's end is the enclosing run's to show, or not, and
+		// to stamp.
+		out = append(out, terminal)
+	} else {
+		out = t.emit(out, terminal)
+	}
 	t.done = true
 	return out
 }
