@@ -130,12 +130,11 @@ func (t *Team) Start() []agui.Event {
 		return nil
 	}
 	t.started = true
-	out := t.emit(nil, runStarted(t.opt.ThreadID, t.opt.RunID, t.opt.V1))
-	out = t.emit(out, &agui.StateSnapshot{Base: agui.Base{Metadata: t.stateMeta()}, Snapshot: t.State()})
-	if t.opt.Reconcile {
-		out = t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
-	}
-	return out
+	return openRun(t, t.opt.ThreadID, t.opt.RunID, t.opt.V1, t.opt.Reconcile)
+}
+
+func (t *Team) emitSnapshot(out []agui.Event) []agui.Event {
+	return t.emit(out, &agui.StateSnapshot{Base: agui.Base{Metadata: t.stateMeta()}, Snapshot: t.State()})
 }
 
 // Pass hands on a member's events, giving its state changes the run's
@@ -230,7 +229,7 @@ func (t *Team) Finish() []agui.Event {
 	switch {
 	case len(interrupts) > 0:
 		t.stateVersion++
-		out = t.emit(out, &agui.StateSnapshot{Base: agui.Base{Metadata: t.stateMeta()}, Snapshot: t.State()})
+		out = t.emitSnapshot(out)
 		out = t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
 		return t.emit(out, &agui.RunFinished{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID,
 			Outcome: &agui.Outcome{Type: agui.OutcomeInterrupt, Interrupts: interrupts}})

@@ -309,17 +309,7 @@ func (t *Translator) Start() []agui.Event {
 		// after goes as deltas under it.
 		return t.emitWholeView(nil)
 	}
-	ev := runStarted(t.opt.ThreadID, t.opt.RunID, t.opt.V1)
-	var out []agui.Event
-	out = t.emit(out, ev)
-	// Every run starts from the full state: the client's own keys as it
-	// sent them and the bridge's key as the bridge knows it, so a client
-	// that missed a delta is whole again.
-	out = t.emitSnapshot(out)
-	if t.opt.Reconcile {
-		out = t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
-	}
-	return out
+	return openRun(t, t.opt.ThreadID, t.opt.RunID, t.opt.V1, t.opt.Reconcile)
 }
 
 // Translate maps one A2A event. After the run has ended it returns nothing.
@@ -1240,13 +1230,29 @@ func (t *Translator) emit(out []agui.Event, e agui.Event) []agui.Event {
 	return append(out, e)
 }
 
-// runStarted is the RUN_STARTED event of a run.
-func runStarted(threadID, runID string, v1 bool) *agui.RunStarted {
+// runEmitter is what a run's opening needs of a Translator or a Team.
+type runEmitter interface {
+	emit(out []agui.Event, e agui.Event) []agui.Event
+	// emitSnapshot writes the run's whole state, without a new version.
+	emitSnapshot(out []agui.Event) []agui.Event
+	Conversation() []agui.Message
+}
+
+// openRun is how every run opens: RUN_STARTED, then the full state (the
+// client's own keys as it sent them and the bridge's as the bridge knows
+// them, so a client that missed a delta is whole again), then, when the
+// client lacks some of the thread's conversation (reconcile), all of it.
+func openRun(r runEmitter, threadID, runID string, v1, reconcile bool) []agui.Event {
 	ev := &agui.RunStarted{ThreadID: threadID, RunID: runID}
 	if v1 {
 		ev.ProtocolVersion = "1.0"
 	}
-	return ev
+	out := r.emit(nil, ev)
+	out = r.emitSnapshot(out)
+	if reconcile {
+		out = r.emit(out, &agui.MessagesSnapshot{Messages: r.Conversation()})
+	}
+	return out
 }
 
 // newStream starts a stream for source; a source seen before (a replaced
