@@ -17,11 +17,17 @@ BENCH_CHUNKS      ?= 500
 BENCH_CONCURRENCY ?= 10
 BENCH_FLAGS       ?=
 
+# make bench-users: every combination of agent (@a2a-js/sdk, a2a-go) and
+# reader (@ag-ui/client HttpAgent, the Go reader) in both shapes of issue 19,
+# one bridge-bench invocation each; reports go to BENCH_USERS_OUT.
+BENCH_USERS_OUT   ?= bench/results/users
+BENCH_USERS_FLAGS ?=
+
 SOAK_CONCURRENCY  ?= 1000
 SOAK_DURATION     ?= 10m
 SOAK_FLAGS        ?=
 
-.PHONY: test check gotest redis loadtest fuzz-short conformance conformance-deps browsertest browsertest-deps fuzz soak bench demo build
+.PHONY: test check gotest redis bench-deps loadtest fuzz-short conformance conformance-deps browsertest browsertest-deps fuzz soak bench bench-users demo build
 
 test: check gotest loadtest fuzz-short conformance browsertest
 
@@ -47,7 +53,15 @@ redis:
 		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq redis-server >/dev/null; \
 	}
 
-gotest: redis
+# cmd/bridge-bench's end-to-end test runs the @a2a-js/sdk agent and the
+# @ag-ui/client reader of the benchmark (bench/jsagent, bench/aguireader),
+# so their pinned packages are installed first.
+bench-deps:
+	@command -v node >/dev/null || { echo "node (>= 20) is required for the bench's JS agent and reader"; exit 1; }
+	cd bench/jsagent && npm ci --no-audit --no-fund
+	cd bench/aguireader && npm ci --no-audit --no-fund
+
+gotest: redis bench-deps
 	@echo "== go test -race"
 	$(GO) test -race -count=1 ./...
 
@@ -122,6 +136,25 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./agui/ ./mapping/ ./tasks/
 	$(GO) run ./cmd/bridge-bench -runs $(BENCH_RUNS) -chunks $(BENCH_CHUNKS) -concurrency $(BENCH_CONCURRENCY) $(BENCH_FLAGS)
+
+# The tables of issue 19 (bench/README.md): relay, limit, bridge and peer
+# side by side, in the bulk shape (200 runs × 500 chunks, 10 in flight) and
+# the paced one (200 × 100, a chunk every 20 ms, 100 in flight), for each
+# agent and reader, on the memory store. Eight invocations, about a quarter
+# of an hour; not part of make test. Each writes NAME.txt (the report),
+# NAME.json (the same run) and NAME.log (progress) to BENCH_USERS_OUT.
+bench-users:
+	@mkdir -p $(BENCH_USERS_OUT)
+	$(GO) build -o $(BENCH_USERS_OUT)/.bridge-bench ./cmd/bridge-bench
+	$(GO) build -o $(BENCH_USERS_OUT)/.bridge ./cmd/bridge
+	@for shape in bulk paced; do for agent in js go; do for reader in httpagent go; do \
+		name=$$shape-$$agent-$$reader; echo "== $$name"; \
+		$(BENCH_USERS_OUT)/.bridge-bench -shape $$shape -agent $$agent -reader $$reader -store memory \
+			-bridge $(BENCH_USERS_OUT)/.bridge $(BENCH_USERS_FLAGS) -json-file $(BENCH_USERS_OUT)/$$name.json \
+			>$(BENCH_USERS_OUT)/$$name.txt 2>$(BENCH_USERS_OUT)/$$name.log || { cat $(BENCH_USERS_OUT)/$$name.log; exit 1; }; \
+		cat $(BENCH_USERS_OUT)/$$name.txt; \
+	done; done; done
+	@rm -f $(BENCH_USERS_OUT)/.bridge-bench $(BENCH_USERS_OUT)/.bridge
 
 # The soak (cmd/bridge-soak): many concurrent runs of every kind through a
 # real bridge in front of the demo agents, every event checked, then the

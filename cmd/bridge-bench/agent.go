@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,10 +61,11 @@ func cmdAgent(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	release := make(chan struct{})
-	exec := agents.Loader{Chunks: *chunks, Interval: *interval, Hold: *hold}
+	loader := agents.Loader{Chunks: *chunks, Interval: *interval, Hold: *hold}
 	if *waitRelease {
-		exec.Release = release
+		loader.Release = release
 	}
+	exec := stampingExecutor{loader}
 
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", *listen)
@@ -183,4 +187,68 @@ func (h directHandler) SendStreamingMessage(ctx context.Context, req *a2a.SendMe
 		ContextID: contextID,
 		Metadata:  req.Metadata,
 	})
+}
+
+// stampingExecutor stamps every text chunk the executor emits with the Unix
+// time in microseconds at which it is handed to the transport, which writes
+// it at once: chunk "w12 " becomes "w12@1796351071549847 ". Every reader
+// (the limit, the Go SSE reader, the @ag-ui/client reader) subtracts the
+// stamp from the time it reads the chunk; they run on the same machine, so
+// the difference is the latency the path between them adds. The JS agent
+// (bench/jsagent) writes the same stamps.
+type stampingExecutor struct {
+	a2asrv.AgentExecutor
+}
+
+// Execute implements [a2asrv.AgentExecutor].
+func (s stampingExecutor) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		for ev, err := range s.AgentExecutor.Execute(ctx, ec) {
+			if up, ok := ev.(*a2a.TaskArtifactUpdateEvent); ok && up.Artifact != nil && len(up.Artifact.Parts) == 1 {
+				if text := up.Artifact.Parts[0].Text(); text != "" {
+					up.Artifact.Parts[0] = a2a.NewTextPart(stampChunk(text, time.Now()))
+				}
+			}
+			if !yield(ev, err) {
+				return
+			}
+		}
+	}
+}
+
+// stampChunk puts the time t into a chunk text "w12 " as "w12@<µs> ".
+func stampChunk(text string, t time.Time) string {
+	return strings.TrimSuffix(text, " ") + "@" + strconv.FormatInt(t.UnixMicro(), 10) + " "
+}
+
+// chunkStamp finds the stamp "w<i>@<µs>" in data (a chunk's text, or any
+// event that carries one, as JSON) and returns the microseconds, or false
+// when there is none.
+func chunkStamp(data []byte) (int64, bool) {
+	for i := 0; i < len(data); i++ {
+		at := bytes.IndexByte(data[i:], '@')
+		if at < 0 {
+			return 0, false
+		}
+		at += i
+		i = at
+		// Before '@': at least one digit, then 'w'.
+		j := at - 1
+		for j >= 0 && data[j] >= '0' && data[j] <= '9' {
+			j--
+		}
+		if j == at-1 || j < 0 || data[j] != 'w' {
+			continue
+		}
+		k := at + 1
+		var us int64
+		for k < len(data) && data[k] >= '0' && data[k] <= '9' && k-at <= 18 {
+			us = us*10 + int64(data[k]-'0')
+			k++
+		}
+		if k > at+1 {
+			return us, true
+		}
+	}
+	return 0, false
 }

@@ -39,8 +39,15 @@ type settings struct {
 	bridgeBin   string
 	peerDir     string
 	nodeBin     string
-	agentKind   string
+	agentKind   string // the Go agent's request handler: direct or a2asrv
 	startupWait time.Duration
+
+	agent      string        // go (a2asrv) or js (@a2a-js/sdk 1.3.0)
+	reader     string        // go (the bench's SSE reader) or httpagent (@ag-ui/client 1.0.0)
+	shape      string        // bulk or paced: the defaults of runs, chunks, concurrency and pace
+	pace       time.Duration // pause between an agent's chunks; 0: back to back
+	jsAgentDir string
+	readerDir  string
 
 	// streams mode
 	streams      int
@@ -52,7 +59,18 @@ type settings struct {
 	endTimeout   time.Duration
 }
 
-var allTargets = []string{"limit", "bridge", "peer"}
+var allTargets = []string{"relay", "limit", "bridge", "peer"}
+
+// pacedDefaults are the paced shape's sizes (issue 19): the way LLM tokens
+// arrive, one chunk every 20 ms per run, 100 runs in flight.
+const (
+	pacedChunks      = 100
+	pacedConcurrency = 100
+	pacedPace        = 20 * time.Millisecond
+	// A paced run lasts chunks × pace (2 s); 10 sequential runs give the
+	// TTFE median without spending a minute per target on it.
+	pacedTTFE = 10
+)
 
 func parseSettings(args []string, stderr io.Writer) (*settings, error) {
 	s := &settings{}
@@ -63,11 +81,17 @@ func parseSettings(args []string, stderr io.Writer) (*settings, error) {
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&s.mode, "mode", "chunks", "`chunks`: cost per streamed chunk of each target; streams: many slow streams open at once through the bridge")
+	fs.StringVar(&s.shape, "shape", "bulk", "`bulk`: chunks back to back (200 runs × 500 chunks, 10 in flight); paced: one chunk every -pace per run (200 × 100, 100 in flight, 20ms); -runs, -chunks, -concurrency and -pace override")
 	fs.IntVar(&s.runs, "runs", 200, "runs per target in the measured phase")
-	fs.IntVar(&s.chunks, "chunks", 500, "A2A artifact chunks per run")
-	fs.IntVar(&s.concurrency, "concurrency", 10, "runs in flight at once")
+	fs.IntVar(&s.chunks, "chunks", 500, "A2A artifact chunks per run (paced shape: 100)")
+	fs.IntVar(&s.concurrency, "concurrency", 10, "runs in flight at once (paced shape: 100)")
+	fs.DurationVar(&s.pace, "pace", 0, "pause between one run's chunks at the agent; 0: back to back (paced shape: 20ms)")
+	fs.StringVar(&s.agent, "agent", "go", "the A2A agent: `go` (a2a-go a2asrv, this binary) or js (@a2a-js/sdk 1.3.0, bench/jsagent)")
+	fs.StringVar(&s.reader, "reader", "go", "what reads relay, bridge and peer: `go` (the bench's SSE reader) or httpagent (@ag-ui/client 1.0.0, bench/aguireader)")
+	fs.StringVar(&s.jsAgentDir, "jsagent-dir", "", "`dir` of the JS agent (default: bench/jsagent in this module)")
+	fs.StringVar(&s.readerDir, "reader-dir", "", "`dir` of the HttpAgent reader (default: bench/aguireader in this module)")
 	fs.IntVar(&s.warmup, "warmup", 20, "warm-up runs per target before measuring")
-	fs.IntVar(&s.ttfe, "ttfe", 30, "sequential runs for the time to first event")
+	fs.IntVar(&s.ttfe, "ttfe", 30, "sequential runs for the time to first event (paced shape: 10)")
 	fs.StringVar(&s.store, "store", "embedded", "bridge store: `embedded` (a bbolt file in the temp dir) or memory")
 	targets := fs.String("targets", strings.Join(allTargets, ","), "comma-separated targets of the chunks mode, measured in this order")
 	fs.BoolVar(&s.json, "json", false, "print the report as JSON")
@@ -75,7 +99,7 @@ func parseSettings(args []string, stderr io.Writer) (*settings, error) {
 	fs.BoolVar(&s.verbose, "v", false, "copy the children's stderr to ours")
 	fs.StringVar(&s.bridgeBin, "bridge", "", "bridge `binary` to run (default: go build ./cmd/bridge into the temp dir)")
 	fs.StringVar(&s.peerDir, "peer-dir", "", "`dir` of the peer service (default: bench/peer in this module)")
-	fs.StringVar(&s.nodeBin, "node", "node", "`node` executable for the peer")
+	fs.StringVar(&s.nodeBin, "node", "node", "`node` executable for the peer, the JS agent and the HttpAgent reader")
 	fs.StringVar(&s.agentKind, "agent-handler", "direct", "the agent's request handler: `direct` (streams straight from the executor) or a2asrv (a2asrv's default: task store and manager, O(chunks) per chunk)")
 	fs.DurationVar(&s.startupWait, "startup-timeout", 30*time.Second, "how long each child may take to become ready")
 	fs.IntVar(&s.streams, "streams", 10000, "streams mode: concurrent runs to open")
@@ -91,6 +115,22 @@ func parseSettings(args []string, stderr io.Writer) (*settings, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if s.shape == "paced" {
+		if !set["chunks"] {
+			s.chunks = pacedChunks
+		}
+		if !set["concurrency"] {
+			s.concurrency = pacedConcurrency
+		}
+		if !set["pace"] {
+			s.pace = pacedPace
+		}
+		if !set["ttfe"] {
+			s.ttfe = pacedTTFE
+		}
+	}
 	for _, t := range strings.Split(*targets, ",") {
 		if t = strings.TrimSpace(t); t == "" {
 			continue
@@ -103,6 +143,16 @@ func parseSettings(args []string, stderr io.Writer) (*settings, error) {
 	switch {
 	case s.mode != "chunks" && s.mode != "streams":
 		return nil, fmt.Errorf("-mode must be chunks or streams, not %q", s.mode)
+	case s.shape != "bulk" && s.shape != "paced":
+		return nil, fmt.Errorf("-shape must be bulk or paced, not %q", s.shape)
+	case s.agent != "go" && s.agent != "js":
+		return nil, fmt.Errorf("-agent must be go or js, not %q", s.agent)
+	case s.reader != "go" && s.reader != "httpagent":
+		return nil, fmt.Errorf("-reader must be go or httpagent, not %q", s.reader)
+	case s.pace < 0:
+		return nil, errors.New("-pace must not be negative")
+	case s.mode == "streams" && s.agent != "go":
+		return nil, errors.New("-mode streams uses the go agent (it needs its slow-agent flags and POST /release)")
 	case s.agentKind != "direct" && s.agentKind != "a2asrv":
 		return nil, fmt.Errorf("-agent-handler must be direct or a2asrv, not %q", s.agentKind)
 	case s.store != "embedded" && s.store != "memory":
@@ -153,7 +203,7 @@ func runBench(ctx context.Context, cfg *settings, args []string, progress io.Wri
 	rep := &report{Header: b.header(args, nofile)}
 
 	needBridge := cfg.mode == "streams" || slices.Contains(cfg.targets, "bridge")
-	if needBridge || (cfg.peerDir == "" && slices.Contains(cfg.targets, "peer")) {
+	if needBridge || cfg.peerDir == "" || cfg.jsAgentDir == "" || cfg.readerDir == "" {
 		if b.root, err = moduleRoot(ctx); err != nil {
 			return nil, err
 		}
@@ -179,14 +229,7 @@ func runBench(ctx context.Context, cfg *settings, args []string, progress io.Wri
 			skip string
 		)
 		fmt.Fprintf(progress, "== %s\n", name)
-		switch name {
-		case "limit":
-			res, err = b.limitPhase(ctx)
-		case "bridge":
-			res, err = b.bridgePhase(ctx)
-		case "peer":
-			res, skip, err = b.peerPhase(ctx)
-		}
+		res, skip, err = b.phase(ctx, name)
 		if err != nil {
 			return rep, fmt.Errorf("%s: %w", name, err)
 		}
@@ -201,8 +244,12 @@ func runBench(ctx context.Context, cfg *settings, args []string, progress io.Wri
 		rep.Targets = append(rep.Targets, res)
 		byName[name] = res
 	}
-	if l, br, p := byName["limit"], byName["bridge"], byName["peer"]; br != nil && (l != nil || p != nil) {
+	if r, l, br, p := byName["relay"], byName["limit"], byName["bridge"], byName["peer"]; br != nil && (r != nil || l != nil || p != nil) {
 		rep.Ratios = &ratios{}
+		if r != nil {
+			rep.Ratios.BridgeOverRelay = ratio(br.CPUMicrosPerChunk, r.CPUMicrosPerChunk)
+			rep.Ratios.BridgeOverRelayLatencyP99 = ratio(br.LatencyP99Ms, r.LatencyP99Ms)
+		}
 		if l != nil {
 			rep.Ratios.BridgeOverLimit = ratio(br.CPUMicrosPerChunk, l.CPUMicrosPerChunk)
 		}
@@ -239,12 +286,35 @@ func (b *bench) stopAll() {
 	}
 }
 
-// startAgent starts the bench agent with extra flags and waits for its card.
+// startAgent starts the bench agent (-agent go or js) at -chunks and
+// -pace, plus extra flags for the Go agent, and waits for its card.
 func (b *bench) startAgent(ctx context.Context, extra ...string) (*child, string, error) {
-	args := append([]string{"agent", "-listen", "127.0.0.1:0", "-handler", b.cfg.agentKind, "-chunks", strconv.Itoa(b.cfg.chunks)}, extra...)
-	c, err := b.start("agent", b.self, args, childOptions{})
-	if err != nil {
-		return nil, "", err
+	var (
+		c   *child
+		err error
+	)
+	if b.cfg.agent == "js" {
+		dir := b.dir(b.cfg.jsAgentDir, "jsagent")
+		node, err := b.nodePackages(ctx, dir, "@a2a-js/sdk")
+		if err != nil {
+			return nil, "", fmt.Errorf("-agent js: %w", err)
+		}
+		handler := "direct"
+		if b.cfg.agentKind == "a2asrv" {
+			handler = "sdk" // the SDK's own default handler, as a2asrv's is for the Go agent
+		}
+		c, err = b.start("agent", node, []string{filepath.Join(dir, "server.mjs"), "--listen", "127.0.0.1:0",
+			"--chunks", strconv.Itoa(b.cfg.chunks), "--pace-ms", strconv.FormatFloat(ms(b.cfg.pace), 'f', -1, 64),
+			"--handler", handler}, childOptions{})
+		if err != nil {
+			return nil, "", err
+		}
+	} else {
+		args := append([]string{"agent", "-listen", "127.0.0.1:0", "-handler", b.cfg.agentKind,
+			"-chunks", strconv.Itoa(b.cfg.chunks), "-interval", b.cfg.pace.String()}, extra...)
+		if c, err = b.start("agent", b.self, args, childOptions{}); err != nil {
+			return nil, "", err
+		}
 	}
 	line, err := c.readLine(ctx, b.cfg.startupWait)
 	if err != nil {
@@ -324,257 +394,6 @@ func sseClient(inFlight int) *http.Client {
 	}}
 }
 
-// sample is the CPU time of the processes of one phase at one instant.
-type sample struct {
-	target, agent, driver cpu
-	agentConns            int64 // connections the agent has seen carry A2A requests
-}
-
-func (b *bench) sample(ctx context.Context, target int, agent *child, agentURL string) (sample, error) {
-	var s sample
-	var err error
-	if s.agentConns, err = agentConnections(ctx, agentURL); err != nil {
-		return s, err
-	}
-	if s.target, err = cpuTime(target); err != nil {
-		return s, err
-	}
-	if s.agent, err = cpuTime(agent.pid()); err != nil {
-		return s, err
-	}
-	s.driver, err = cpuTime(os.Getpid())
-	return s, err
-}
-
-// agentConnections asks the agent how many connections have carried A2A
-// requests so far.
-func agentConnections(ctx context.Context, agentURL string) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, agentURL+"stats", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("agent stats: %w", err)
-	}
-	defer resp.Body.Close()
-	var st agentStats
-	if err := json.NewDecoder(resp.Body).Decode(&st); err != nil {
-		return 0, fmt.Errorf("agent stats: %w", err)
-	}
-	return st.A2AConnections, nil
-}
-
-// fill completes res from the warm-up, the measured phase (before and after
-// samples, load result), the TTFE runs and the processes' peak RSS. A failed
-// run anywhere is reported, not fatal: it is a finding about the target, and
-// the other numbers of a long run are still worth having.
-func (b *bench) fill(res *targetResult, warm, load, ttfe loadResult, before, after sample, target, agent int) error {
-	res.WarmupFailed = warm.Failed
-	if warm.Failed > 0 {
-		res.WarmupError = warm.ErrorSample
-		fmt.Fprintf(b.progress, "%s: %d of %d warm-up runs failed, first: %s\n", res.Name, warm.Failed, warm.Runs, warm.ErrorSample)
-	}
-	chunks := int64(b.cfg.runs) * int64(b.cfg.chunks)
-	res.Runs, res.Failed, res.ErrorSample = load.Runs, load.Failed, load.ErrorSample
-	res.A2AChunks, res.ChunkEvents, res.Events = chunks, load.Chunks, load.Events
-	res.EventsPerRun = float64(load.Events) / float64(max(load.Runs, 1))
-	res.ChunkEventsPerA2A = float64(load.Chunks) / float64(chunks)
-	res.WallSeconds = load.Wall.Seconds()
-	res.ChunksPerSecond = float64(load.Chunks) / load.Wall.Seconds()
-	res.usage = usageOf(after.target.sub(before.target), chunks)
-	res.Agent = usageOf(after.agent.sub(before.agent), chunks)
-	res.Driver = usageOf(after.driver.sub(before.driver), chunks)
-	res.AgentConnections = after.agentConns - before.agentConns
-	res.TTFESamples, res.TTFEFailed = len(ttfe.TTFE), ttfe.Failed
-	if len(ttfe.TTFE) > 0 {
-		res.TTFEMedianMs = ms(median(ttfe.TTFE))
-		res.TTFEMinMs = ms(slices.Min(ttfe.TTFE))
-		res.TTFEMaxMs = ms(slices.Max(ttfe.TTFE))
-	}
-	if res.ErrorSample == "" {
-		res.ErrorSample = ttfe.ErrorSample
-	}
-	st, err := readStatus(target)
-	if err != nil {
-		return err
-	}
-	res.PeakRSSKiB = st.PeakRSSKiB
-	if st, err = readStatus(agent); err != nil {
-		return err
-	}
-	res.Agent.PeakRSSKiB = st.PeakRSSKiB
-	return nil
-}
-
-func usageOf(c cpu, chunks int64) usage {
-	return usage{
-		CPUSeconds:        c.total().Seconds(),
-		CPUUserSeconds:    c.user.Seconds(),
-		CPUSysSeconds:     c.sys.Seconds(),
-		CPUMicrosPerChunk: perChunk(c.total(), chunks),
-	}
-}
-
-func (b *bench) limitPhase(ctx context.Context) (*targetResult, error) {
-	agent, agentURL, err := b.startAgent(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer agent.stop()
-	cfg := b.cfg
-	lim, err := b.start("limit", b.self, []string{"limit", "-agent", agentURL,
-		"-runs", strconv.Itoa(cfg.runs), "-concurrency", strconv.Itoa(cfg.concurrency),
-		"-chunks", strconv.Itoa(cfg.chunks), "-warmup", strconv.Itoa(cfg.warmup), "-ttfe", strconv.Itoa(cfg.ttfe),
-	}, childOptions{stdin: true})
-	if err != nil {
-		return nil, err
-	}
-	defer lim.stop()
-	command := func(cmd string) (loadResult, error) {
-		if _, err := io.WriteString(lim.stdin, cmd+"\n"); err != nil {
-			return loadResult{}, fmt.Errorf("limit %s: %w", cmd, err)
-		}
-		// A run may take long on a slow machine; the child's exit or
-		// Ctrl-C ends the wait earlier.
-		line, err := lim.readLine(ctx, time.Hour)
-		if err != nil {
-			return loadResult{}, err
-		}
-		var reply limitReply
-		if err := json.Unmarshal([]byte(line), &reply); err != nil {
-			return loadResult{}, fmt.Errorf("limit reply %q: %w", line, err)
-		}
-		return reply.Result, nil
-	}
-	var warm loadResult
-	if cfg.warmup > 0 {
-		fmt.Fprintf(b.progress, "warm-up: %d runs\n", cfg.warmup)
-		if warm, err = command("warmup"); err != nil {
-			return nil, err
-		}
-	}
-	before, err := b.sample(ctx, lim.pid(), agent, agentURL)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(b.progress, "measuring: %d runs × %d chunks at concurrency %d\n", cfg.runs, cfg.chunks, cfg.concurrency)
-	load, err := command("run")
-	if err != nil {
-		return nil, err
-	}
-	after, err := b.sample(ctx, lim.pid(), agent, agentURL)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(b.progress, "time to first event: %d runs\n", cfg.ttfe)
-	ttfe, err := command("ttfe")
-	if err != nil {
-		return nil, err
-	}
-	res := &targetResult{Name: "limit", Process: "bridge-bench limit: a2a-go a2aclient reading the agent's stream, events discarded"}
-	return res, b.fill(res, warm, load, ttfe, before, after, lim.pid(), agent.pid())
-}
-
-// ssePhase measures an AG-UI SSE target (the bridge or the peer) whose
-// process is proc, in front of agent.
-func (b *bench) ssePhase(ctx context.Context, res *targetResult, target *sseTarget, proc, agent *child, agentURL string) error {
-	cfg := b.cfg
-	var warm loadResult
-	if cfg.warmup > 0 {
-		fmt.Fprintf(b.progress, "warm-up: %d runs\n", cfg.warmup)
-		warm = runLoad(ctx, cfg.warmup, cfg.concurrency, target.run)
-	}
-	before, err := b.sample(ctx, proc.pid(), agent, agentURL)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(b.progress, "measuring: %d runs × %d chunks at concurrency %d\n", cfg.runs, cfg.chunks, cfg.concurrency)
-	load := runLoad(ctx, cfg.runs, cfg.concurrency, target.run)
-	after, err := b.sample(ctx, proc.pid(), agent, agentURL)
-	if err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	fmt.Fprintf(b.progress, "time to first event: %d runs\n", cfg.ttfe)
-	ttfe := runSequential(ctx, cfg.ttfe, target.run)
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return b.fill(res, warm, load, ttfe, before, after, proc.pid(), agent.pid())
-}
-
-func (b *bench) bridgePhase(ctx context.Context) (*targetResult, error) {
-	agent, agentURL, err := b.startAgent(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer agent.stop()
-	bridge, base, err := b.startBridge(ctx, agentURL, "bridge")
-	if err != nil {
-		return nil, err
-	}
-	defer bridge.stop()
-	client := sseClient(b.cfg.concurrency)
-	defer client.CloseIdleConnections()
-	target := &sseTarget{url: base + "agents/bench", client: client, classify: classifyBridge, chunks: b.cfg.chunks}
-	res := &targetResult{Name: "bridge", Process: fmt.Sprintf("bridge serve (store %s), read by the bench over SSE", b.cfg.store)}
-	return res, b.ssePhase(ctx, res, target, bridge, agent, agentURL)
-}
-
-// peerStartup is the one JSON line bench/peer/server.mjs prints once it listens.
-type peerStartup struct {
-	URL string `json:"url"`
-}
-
-func (b *bench) peerPhase(ctx context.Context) (*targetResult, string, error) {
-	node, err := exec.LookPath(b.cfg.nodeBin)
-	if err != nil {
-		return nil, "no node", nil
-	}
-	dir := b.cfg.peerDir
-	if dir == "" {
-		dir = filepath.Join(b.root, "bench", "peer")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@ag-ui", "a2a")); err != nil {
-		fmt.Fprintf(b.progress, "installing the peer's packages (npm ci --prefix %s)\n", dir)
-		install := exec.CommandContext(ctx, "npm", "ci", "--prefix", dir, "--no-audit", "--no-fund")
-		if out, err := install.CombinedOutput(); err != nil {
-			return nil, "", fmt.Errorf("npm ci: %v\n%s", err, out)
-		}
-	}
-	agent, agentURL, err := b.startAgent(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	defer agent.stop()
-	peer, err := b.start("peer", node, []string{filepath.Join(dir, "server.mjs"), "--agent", agentURL}, childOptions{})
-	if err != nil {
-		return nil, "", err
-	}
-	defer peer.stop()
-	line, err := peer.readLine(ctx, b.cfg.startupWait)
-	if err != nil {
-		return nil, "", err
-	}
-	var st peerStartup
-	if err := json.Unmarshal([]byte(line), &st); err != nil {
-		return nil, "", fmt.Errorf("peer startup line %q: %w", line, err)
-	}
-	if err := waitReady(ctx, peer, st.URL+"readyz", b.cfg.startupWait); err != nil {
-		return nil, "", err
-	}
-	client := sseClient(b.cfg.concurrency)
-	defer client.CloseIdleConnections()
-	target := &sseTarget{url: st.URL + "run", client: client, classify: classifyPeer, chunks: b.cfg.chunks}
-	res := &targetResult{Name: "peer", Process: "node: @ag-ui/a2a 0.0.6 A2AAgent.run() per request, events SSE-encoded by @ag-ui/encoder"}
-	return res, "", b.ssePhase(ctx, res, target, peer, agent, agentURL)
-}
-
 // raiseNoFile lifts the soft RLIMIT_NOFILE to the hard limit, which the
 // children inherit: the streams mode holds a connection (two descriptors in
 // the bridge) per stream. It returns the limit in force.
@@ -618,9 +437,11 @@ func (b *bench) header(args []string, nofile uint64) header {
 		Mode:       cfg.mode,
 		Store:      cfg.store,
 		Agent:      cfg.agentKind,
+		AgentImpl:  cfg.agent,
 	}
 	if cfg.mode == "chunks" {
 		h.Runs, h.Chunks, h.Concurrency, h.Warmup, h.TTFERuns = cfg.runs, cfg.chunks, cfg.concurrency, cfg.warmup, cfg.ttfe
+		h.Reader, h.Shape, h.PaceMs = cfg.reader, cfg.shape, ms(cfg.pace)
 	}
 	if out, err := exec.Command("go", "version").Output(); err == nil {
 		h.GoVersion = strings.TrimSpace(string(out))

@@ -1,10 +1,22 @@
 // Command bridge-bench measures what the bridge costs per streamed chunk,
-// against the least any A2A→AG-UI translator must spend ("the limit") and
-// against the TypeScript peer adapter @ag-ui/a2a, and what an open stream
-// costs it. One invocation takes every number of its report from one run:
+// against a byte-only reverse proxy ("the relay", the floor of anything
+// between an agent and a client), the least any A2A→AG-UI translator must
+// spend ("the limit") and the TypeScript peer adapter @ag-ui/a2a, and what
+// an open stream costs it. One invocation takes every number of its report
+// from one run:
 //
 //	go run ./cmd/bridge-bench [-runs 200 -chunks 500 -concurrency 10] [-store memory] [-json]
+//	go run ./cmd/bridge-bench -agent js -reader httpagent -shape paced
 //	go run ./cmd/bridge-bench -mode streams [-streams 10000 -interval 5s -hold 20s]
+//
+// The agent is a2a-go (-agent go) or @a2a-js/sdk 1.3.0 (-agent js,
+// bench/jsagent); the relay, the bridge and the peer are read by the bench's
+// Go SSE reader (-reader go) or by @ag-ui/client 1.0.0 HttpAgent (-reader
+// httpagent, bench/aguireader, a child process driven like the limit). The
+// bulk shape sends chunks back to back; -shape paced sends one every -pace
+// (20 ms) per run, 100 runs in flight. Both agents stamp every chunk with
+// the time they wrote it, so every reader reports agent write → client read
+// latency.
 //
 // # Processes
 //
@@ -17,6 +29,13 @@
 //     in -chunks append/lastChunk chunks, back to back, then COMPLETED. It
 //     serves A2A 1.0 JSON-RPC and, through a2av0, 0.3 JSON-RPC, under one
 //     union card. A fresh agent serves each target.
+//   - the JS agent: node bench/jsagent/server.mjs, the same answer through
+//     @a2a-js/sdk 1.3.0's JSON-RPC transport (v1.0, and v0.3 through its
+//     legacyCompat), each chunk flushed in its own turn of the event loop.
+//   - the relay: the hidden "relay" subcommand, httputil.ReverseProxy with
+//     FlushInterval -1 in front of the agent.
+//   - the HttpAgent reader: node bench/aguireader/reader.mjs, commands on
+//     stdin like the limit.
 //   - the limit: the hidden "limit" subcommand, the a2a-go client (built from
 //     the card, no 3-minute http.Client timeout) reading the agent's stream
 //     and discarding the events. It does its own runs on the driver's command
@@ -38,8 +57,12 @@
 // Per target, one at a time: -warmup runs, then -runs runs at -concurrency
 // (the measured phase), then -ttfe runs one at a time. Reported per target:
 //
-//   - CPU µs/chunk: Δ(utime+stime) of the translating process (limit, bridge
-//     or node) over the measured phase ÷ (runs × chunks);
+//   - CPU µs/chunk: Δ(utime+stime) of the target process (relay, limit,
+//     bridge or node) over the measured phase ÷ (runs × chunks);
+//   - read/write syscalls per chunk: Δsyscr and Δsyscw from /proc/PID/io of
+//     the target over the same phase ÷ (runs × chunks);
+//   - latency p50/p99: over every chunk, the reader's clock when it had the
+//     event minus the agent's stamp;
 //   - chunks/s: chunk-bearing events received ÷ the phase's wall time;
 //   - peak RSS: the translating process's VmHWM at the end of its phase;
 //   - TTFE: the median, over the sequential runs, of the time from sending

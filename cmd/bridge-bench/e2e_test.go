@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,7 +33,7 @@ func TestEndToEnd(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // the bench's temp dir goes here, so we can see it removed
 	args := []string{"-runs", "3", "-chunks", "20", "-concurrency", "2", "-warmup", "1", "-ttfe", "3",
-		"-targets", "limit,bridge", "-store", "memory"}
+		"-targets", "relay,limit,bridge", "-store", "memory"}
 	cfg, err := parseSettings(args, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -44,9 +45,10 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("runBench: %v\nprogress and the children's stderr:\n%s", err, progress.String())
 	}
 
-	if len(rep.Targets) != 2 || rep.Targets[0].Name != "limit" || rep.Targets[1].Name != "bridge" {
-		t.Fatalf("targets = %+v, want limit and bridge", rep.Targets)
+	if len(rep.Targets) != 3 || rep.Targets[0].Name != "relay" || rep.Targets[1].Name != "limit" || rep.Targets[2].Name != "bridge" {
+		t.Fatalf("targets = %+v, want relay, limit and bridge", rep.Targets)
 	}
+	checkTargets(t, rep, 3, 20)
 	for _, r := range rep.Targets {
 		if r.Runs != 3 || r.Failed != 0 || r.TTFEFailed != 0 || r.WarmupFailed != 0 {
 			t.Errorf("%s: %d runs, %d failed, %d TTFE runs failed, %d warm-up runs failed (first errors: %q, %q); want 3 runs, none failed",
@@ -72,8 +74,8 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("%s: TTFE %d samples, min %v, median %v, max %v ms", r.Name, r.TTFESamples, r.TTFEMinMs, r.TTFEMedianMs, r.TTFEMaxMs)
 		}
 	}
-	if rep.Ratios == nil {
-		t.Error("no ratios")
+	if rep.Ratios == nil || rep.Ratios.BridgeOverRelay < 0 {
+		t.Errorf("ratios = %+v", rep.Ratios)
 	}
 	if t.Failed() {
 		t.Logf("progress and the children's stderr:\n%s", progress.String())
@@ -100,6 +102,81 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if entries, err := os.ReadDir(tmp); err != nil || len(entries) > 0 {
 		t.Errorf("temp dir not cleaned: %v %v", entries, err)
+	}
+}
+
+// TestEndToEndUsersAgentAndClient runs the paced shape at a tiny size with
+// the @a2a-js/sdk agent and the @ag-ui/client HttpAgent reader (Node; the
+// bench installs their pinned packages with npm ci when missing), through
+// the relay and the bridge, and checks that every chunk arrived with a
+// latency sample and the counters were read. It asserts nothing about time.
+func TestEndToEndUsersAgentAndClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the bridge, starts node")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("no node on PATH: the JS agent and the HttpAgent reader need it (make test installs it for the conformance suite)")
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	args := []string{"-agent", "js", "-reader", "httpagent", "-shape", "paced", "-pace", "2ms",
+		"-runs", "3", "-chunks", "10", "-concurrency", "2", "-warmup", "1", "-ttfe", "2",
+		"-targets", "relay,limit,bridge", "-store", "memory"}
+	cfg, err := parseSettings(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.verbose = true
+	var progress lockedBuffer
+	rep, err := runBench(t.Context(), cfg, args, &progress)
+	if err != nil {
+		t.Fatalf("runBench: %v\nprogress and the children's stderr:\n%s", err, progress.String())
+	}
+	if len(rep.Targets) != 3 {
+		t.Fatalf("targets = %+v, want relay, limit and bridge", rep.Targets)
+	}
+	checkTargets(t, rep, 3, 10)
+	for _, r := range rep.Targets {
+		if r.Name != "limit" && (r.Reader == nil || !strings.Contains(r.ReaderProcess, "@ag-ui/client 1.0.0")) {
+			t.Errorf("%s: read by %q (usage %+v), want the @ag-ui/client reader", r.Name, r.ReaderProcess, r.Reader)
+		}
+	}
+	var text bytes.Buffer
+	if err := rep.writeText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"agent: js", "shape paced", "pace 2 ms", "reader httpagent", "read/write syscalls/chunk", "latency p50/p99 ms"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, &text)
+		}
+	}
+	if t.Failed() {
+		t.Logf("progress and the children's stderr:\n%s", progress.String())
+	}
+	if left := childrenOf(t, os.Getpid()); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+}
+
+// checkTargets checks what every chunks-mode target reports: every run
+// ended as it should with every chunk, each chunk has a latency sample (the
+// agents stamp every one), and the syscall counters were read (a process
+// that moved runs × chunks chunks over sockets made some).
+func checkTargets(t *testing.T, rep *report, runs, chunks int) {
+	t.Helper()
+	for _, r := range rep.Targets {
+		if r.Runs != runs || r.Failed != 0 {
+			t.Errorf("%s: %d runs, %d failed (first error %q); want %d, none failed", r.Name, r.Runs, r.Failed, r.ErrorSample, runs)
+		}
+		if want := int64(runs * chunks); r.ChunkEvents != want || r.LatencySamples != int(want) {
+			t.Errorf("%s: %d chunk events, %d latency samples; want %d of each", r.Name, r.ChunkEvents, r.LatencySamples, want)
+		}
+		if r.LatencyP50Ms < 0 || r.LatencyP50Ms > r.LatencyP99Ms || r.LatencyP99Ms > r.LatencyMaxMs {
+			t.Errorf("%s: latency p50 %v, p99 %v, max %v ms: not ordered", r.Name, r.LatencyP50Ms, r.LatencyP99Ms, r.LatencyMaxMs)
+		}
+		if r.ReadSyscalls <= 0 || r.WriteSyscalls <= 0 || r.ReadSyscallsPerChunk <= 0 {
+			t.Errorf("%s: %d read and %d write syscalls: the counters were not read", r.Name, r.ReadSyscalls, r.WriteSyscalls)
+		}
 	}
 }
 

@@ -69,3 +69,40 @@ func classify(data []byte, isChunk func(*aguiEvent) bool) (eventClass, string, e
 	}
 	return classOther, "", nil
 }
+
+// a2aStreamEvent holds the fields of an A2A v1.0 JSON-RPC stream item the
+// bench looks at.
+type a2aStreamEvent struct {
+	Result struct {
+		ArtifactUpdate json.RawMessage `json:"artifactUpdate"`
+		StatusUpdate   *struct {
+			Status struct {
+				State string `json:"state"`
+			} `json:"status"`
+		} `json:"statusUpdate"`
+	} `json:"result"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// classifyA2A reads the relay's stream, which is the agent's A2A v1.0
+// JSON-RPC stream as is: each artifactUpdate carries a chunk, a statusUpdate
+// to TASK_STATE_COMPLETED ends the run, and a JSON-RPC error is the run's
+// error.
+func classifyA2A(data []byte) (eventClass, string, error) {
+	var ev a2aStreamEvent
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return classOther, "", fmt.Errorf("event is not JSON: %w", err)
+	}
+	switch {
+	case ev.Error != nil:
+		return classError, fmt.Sprintf("JSON-RPC error %d: %s", ev.Error.Code, ev.Error.Message), nil
+	case len(ev.Result.ArtifactUpdate) > 0 && string(ev.Result.ArtifactUpdate) != "null":
+		return classChunk, "", nil
+	case ev.Result.StatusUpdate != nil && ev.Result.StatusUpdate.Status.State == "TASK_STATE_COMPLETED":
+		return classFinished, "", nil
+	}
+	return classOther, "", nil
+}

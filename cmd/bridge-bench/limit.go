@@ -19,12 +19,6 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 )
 
-// limitReply is the JSON line the limit process prints after each command.
-type limitReply struct {
-	Command string     `json:"command"`
-	Result  loadResult `json:"result"`
-}
-
 // cmdLimit is "the limit": the least any A2A→AG-UI translator must do per
 // chunk, which is to receive and decode the agent's stream. It reads the
 // agent's stream with the a2a-go client the bridge uses and discards every
@@ -37,7 +31,7 @@ type limitReply struct {
 //	run      -runs runs at -concurrency
 //	ttfe     -ttfe runs one at a time, recording each time to first chunk
 //
-// and answers each with one JSON line ([limitReply]) on stdout. It exits when
+// and answers each with one JSON line ([commandReply]) on stdout. It exits when
 // stdin ends.
 func cmdLimit(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("limit", flag.ContinueOnError)
@@ -63,14 +57,14 @@ func cmdLimit(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	out := json.NewEncoder(stdout)
 	commands := bufio.NewScanner(stdin)
 	for commands.Scan() {
-		var reply limitReply
+		var reply commandReply
 		switch cmd := strings.TrimSpace(commands.Text()); cmd {
 		case "warmup":
-			reply = limitReply{cmd, runLoad(ctx, *warmup, *concurrency, run)}
+			reply = commandReply{cmd, runLoad(ctx, *warmup, *concurrency, run)}
 		case "run":
-			reply = limitReply{cmd, runLoad(ctx, *runs, *concurrency, run)}
+			reply = commandReply{cmd, runLoad(ctx, *runs, *concurrency, run)}
 		case "ttfe":
-			reply = limitReply{cmd, runSequential(ctx, *ttfeRuns, run)}
+			reply = commandReply{cmd, runSequential(ctx, *ttfeRuns, run)}
 		default:
 			return fmt.Errorf("unknown command %q", cmd)
 		}
@@ -127,6 +121,11 @@ func limitRun(client *a2aclient.Client, chunks int) runFunc {
 				o.chunks++
 				if o.ttfe == 0 {
 					o.ttfe = time.Since(start)
+				}
+				if ev.Artifact != nil && len(ev.Artifact.Parts) > 0 {
+					if stamp, ok := chunkStamp([]byte(ev.Artifact.Parts[0].Text())); ok {
+						o.latency = append(o.latency, time.Now().UnixMicro()-stamp)
+					}
 				}
 			case *a2a.TaskStatusUpdateEvent:
 				state = ev.Status.State

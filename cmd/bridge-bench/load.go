@@ -21,6 +21,9 @@ type outcome struct {
 	events int64         // all events
 	ttfe   time.Duration // from sending the request to the first chunk; 0 when none came
 	err    error         // why the run did not end as it should, or nil
+	// latency holds, per stamped chunk, the µs from the agent's stamp
+	// (when it handed the chunk to its transport) to when the reader had it.
+	latency []int64
 }
 
 // runFunc performs one run.
@@ -35,12 +38,15 @@ type loadResult struct {
 	Wall        time.Duration   `json:"wallNs"`
 	ErrorSample string          `json:"errorSample,omitempty"`
 	TTFE        []time.Duration `json:"ttfeNs,omitempty"`
+	// LatencyUs: per chunk of every run, agent write → reader read, in µs.
+	LatencyUs []int64 `json:"latencyUs,omitempty"`
 }
 
 func (r *loadResult) add(o outcome) {
 	r.Runs++
 	r.Chunks += o.chunks
 	r.Events += o.events
+	r.LatencyUs = append(r.LatencyUs, o.latency...)
 	if o.err != nil {
 		r.Failed++
 		if r.ErrorSample == "" {
@@ -94,12 +100,15 @@ func runSequential(ctx context.Context, n int, run runFunc) loadResult {
 	return res
 }
 
-// sseTarget is an AG-UI endpoint: the bridge's /agents/NAME or the peer.
+// sseTarget is an SSE endpoint: the bridge's /agents/NAME or the peer
+// (AG-UI), or the relay (the agent's A2A JSON-RPC stream).
 type sseTarget struct {
 	url      string
 	client   *http.Client
 	classify classifier
-	chunks   int // chunk-bearing events each run must carry
+	body     func() []byte // one run's request body
+	a2a      bool          // an A2A v1.0 JSON-RPC request, not AG-UI's RunAgentInput
+	chunks   int           // chunk-bearing events each run must carry
 }
 
 // runInput is the body of one run: a new thread each time, so no run waits
@@ -114,14 +123,32 @@ func runInput() []byte {
 	return b
 }
 
-// postRun starts one run; the caller closes the response body.
-func postRun(ctx context.Context, client *http.Client, url string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(runInput()))
+// a2aStreamRequest is an A2A v1.0 JSON-RPC SendStreamingMessage with a new
+// message, the request the relay passes to the agent.
+func a2aStreamRequest() []byte {
+	b, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      1,
+		"method":  "SendStreamingMessage",
+		"params": map[string]any{"message": map[string]any{
+			"messageId": uuid.NewString(), "role": "ROLE_USER", "parts": []map[string]string{{"text": "go"}},
+		}},
+	})
+	return b
+}
+
+// postRun starts one run with body; the caller closes the response body.
+// a2a adds the A2A-Version header a v1.0 request must carry.
+func postRun(ctx context.Context, client *http.Client, url string, body []byte, a2a bool) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	if a2a {
+		req.Header.Set("A2A-Version", "1.0")
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err
@@ -142,10 +169,11 @@ type httpStatusError struct {
 func (e *httpStatusError) Error() string { return fmt.Sprintf("HTTP %d: %s", e.code, e.body) }
 
 // run performs one run and reads its SSE stream to the end, which must be
-// RUN_FINISHED after exactly t.chunks chunk-bearing events.
+// RUN_FINISHED (for the relay: TASK_STATE_COMPLETED) after exactly t.chunks
+// chunk-bearing events.
 func (t *sseTarget) run(ctx context.Context) outcome {
 	start := time.Now()
-	resp, err := postRun(ctx, t.client, t.url)
+	resp, err := postRun(ctx, t.client, t.url, t.body(), t.a2a)
 	if err != nil {
 		return outcome{err: err}
 	}
@@ -178,6 +206,9 @@ func (t *sseTarget) run(ctx context.Context) outcome {
 			o.chunks++
 			if o.ttfe == 0 {
 				o.ttfe = time.Since(start)
+			}
+			if stamp, ok := chunkStamp(data); ok {
+				o.latency = append(o.latency, time.Now().UnixMicro()-stamp)
 			}
 		case classError:
 			runError = desc

@@ -25,6 +25,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		err = cmdAgent(ctx, args[1:], stdout, stderr)
+	case len(args) > 0 && args[0] == "relay":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		err = cmdRelay(ctx, args[1:], stdout, stderr)
 	case len(args) > 0 && args[0] == "limit":
 		// No signal handling: the limit holds nothing to clean up, so
 		// SIGTERM from the driver may end it where it stands.

@@ -98,6 +98,12 @@ func TestClassify(t *testing.T) {
 		{"peer task", classifyPeer, `{"type":"RAW","event":{"kind":"task"},"source":"a2a"}`, classOther, ""},
 		{"peer text chunk", classifyPeer, `{"type":"TEXT_MESSAGE_CHUNK","messageId":"m","delta":"x"}`, classChunk, ""},
 		{"peer finish", classifyPeer, `{"type":"RUN_FINISHED"}`, classFinished, ""},
+		{"a2a task", classifyA2A, `{"jsonrpc":"2.0","id":1,"result":{"task":{"id":"t","status":{"state":"TASK_STATE_SUBMITTED"}}}}`, classOther, ""},
+		{"a2a working", classifyA2A, `{"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"status":{"state":"TASK_STATE_WORKING"}}}}`, classOther, ""},
+		{"a2a chunk", classifyA2A, `{"jsonrpc":"2.0","id":1,"result":{"artifactUpdate":{"artifact":{"parts":[{"text":"w0@1 "}]}}}}`, classChunk, ""},
+		{"a2a completed", classifyA2A, `{"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"status":{"state":"TASK_STATE_COMPLETED"}}}}`, classFinished, ""},
+		{"a2a failed", classifyA2A, `{"jsonrpc":"2.0","id":1,"result":{"statusUpdate":{"status":{"state":"TASK_STATE_FAILED"}}}}`, classOther, ""},
+		{"a2a error", classifyA2A, `{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no such method"}}`, classError, "JSON-RPC error -32601: no such method"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,6 +119,74 @@ func TestClassify(t *testing.T) {
 	}
 	if _, _, err := classifyBridge([]byte("not json")); err == nil {
 		t.Error("classify(not json) did not fail")
+	}
+	if _, _, err := classifyA2A([]byte("not json")); err == nil {
+		t.Error("classifyA2A(not json) did not fail")
+	}
+}
+
+func TestChunkStamp(t *testing.T) {
+	t.Parallel()
+	at := time.UnixMicro(1796351071549847)
+	if got := stampChunk("w12 ", at); got != "w12@1796351071549847 " {
+		t.Errorf("stampChunk = %q", got)
+	}
+	tests := []struct {
+		data string
+		want int64
+		ok   bool
+	}{
+		{"w12@1796351071549847 ", 1796351071549847, true},
+		{`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m@x","delta":"w0@42 "}`, 42, true}, // an '@' elsewhere first
+		{`{"parts":[{"text":"w499@1796351071549999 ","mediaType":"text/plain"}]}`, 1796351071549999, true},
+		{"w12 ", 0, false},
+		{"x12@5 ", 0, false}, // not w<digits>
+		{"w@5 ", 0, false},   // no index
+		{"w1@ ", 0, false},   // no time
+		{"@5 w", 0, false},   // '@' at the start
+		{"", 0, false},
+	}
+	for _, tt := range tests {
+		got, ok := chunkStamp([]byte(tt.data))
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("chunkStamp(%q) = %d, %v; want %d, %v", tt.data, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestParseIO(t *testing.T) {
+	t.Parallel()
+	const proc = "rchar: 1\nwchar: 2\nsyscr: 3417\nsyscw: 1210\nread_bytes: 0\nwrite_bytes: 0\ncancelled_write_bytes: 0\n"
+	c, err := parseIO([]byte(proc))
+	if err != nil || c.syscr != 3417 || c.syscw != 1210 {
+		t.Errorf("parseIO = %+v, %v; want syscr 3417, syscw 1210", c, err)
+	}
+	for _, bad := range []string{"", "syscr: 1\n", "syscr: x\nsyscw: 1\n"} {
+		if _, err := parseIO([]byte(bad)); err == nil {
+			t.Errorf("parseIO(%q) did not fail", bad)
+		}
+	}
+	if _, err := readIO(os.Getpid()); err != nil {
+		t.Errorf("readIO(self): %v", err)
+	}
+}
+
+func TestPercentile(t *testing.T) {
+	t.Parallel()
+	xs := []int64{5, 1, 4, 2, 3, 10, 9, 8, 7, 6}
+	for _, tt := range []struct {
+		p    float64
+		want int64
+	}{{50, 5}, {99, 10}, {100, 10}, {10, 1}, {1, 1}} {
+		if got := percentile(xs, tt.p); got != tt.want {
+			t.Errorf("percentile(%v) = %d, want %d", tt.p, got, tt.want)
+		}
+	}
+	if xs[0] != 5 {
+		t.Error("percentile sorted its input")
+	}
+	if got := percentile(nil, 50); got != 0 {
+		t.Errorf("percentile(nil) = %d", got)
 	}
 }
 
@@ -276,13 +350,30 @@ func TestParseSettings(t *testing.T) {
 		t.Fatalf("defaults: %v", err)
 	}
 	if s.runs != 200 || s.chunks != 500 || s.concurrency != 10 || s.store != "embedded" || s.mode != "chunks" ||
-		!cmp.Equal(s.targets, []string{"limit", "bridge", "peer"}) {
+		s.shape != "bulk" || s.pace != 0 || s.agent != "go" || s.reader != "go" ||
+		!cmp.Equal(s.targets, []string{"relay", "limit", "bridge", "peer"}) {
 		t.Errorf("defaults = %+v", s)
+	}
+	p, err := parseSettings([]string{"-shape", "paced"}, io.Discard)
+	if err != nil {
+		t.Fatalf("paced: %v", err)
+	}
+	if p.runs != 200 || p.chunks != 100 || p.concurrency != 100 || p.pace != 20*time.Millisecond || p.ttfe != 10 {
+		t.Errorf("paced defaults = %+v", p)
+	}
+	p, err = parseSettings([]string{"-shape", "paced", "-chunks", "7", "-pace", "5ms", "-concurrency", "3", "-ttfe", "2"}, io.Discard)
+	if err != nil || p.chunks != 7 || p.pace != 5*time.Millisecond || p.concurrency != 3 || p.ttfe != 2 {
+		t.Errorf("paced with flags = %+v, %v", p, err)
 	}
 	for _, bad := range [][]string{
 		{"-targets", "limit,nope"},
 		{"-store", "redis"},
 		{"-mode", "fast"},
+		{"-shape", "burst"},
+		{"-agent", "python"},
+		{"-reader", "curl"},
+		{"-pace", "-1ms"},
+		{"-mode", "streams", "-agent", "js"},
 		{"-runs", "0"},
 		{"extra"},
 	} {

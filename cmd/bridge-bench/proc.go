@@ -157,3 +157,61 @@ func parseNoFile(b []byte) (int64, error) {
 	}
 	return 0, errors.New(`no "Max open files" row`)
 }
+
+// ioCounts are a process's I/O system calls so far, from /proc/<pid>/io:
+// syscr counts read-like calls (read, readv, recvfrom, recvmsg, …) and
+// syscw write-like ones (write, writev, sendto, sendmsg, …), on every file
+// and socket.
+type ioCounts struct {
+	syscr, syscw int64
+}
+
+func (c ioCounts) sub(before ioCounts) ioCounts {
+	return ioCounts{c.syscr - before.syscr, c.syscw - before.syscw}
+}
+
+// readIO reads process pid's syscall counts. /proc/<pid>/io is readable for
+// a process of the same user that we may ptrace, such as our own children.
+func readIO(pid int) (ioCounts, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		return ioCounts{}, err
+	}
+	c, err := parseIO(b)
+	if err != nil {
+		return ioCounts{}, fmt.Errorf("/proc/%d/io: %w", pid, err)
+	}
+	return c, nil
+}
+
+// parseIO reads syscr and syscw ("key: value" lines) from the contents of
+// /proc/<pid>/io; both must be present.
+func parseIO(b []byte) (ioCounts, error) {
+	var c ioCounts
+	found := 0
+	for line := range bytes.Lines(b) {
+		key, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		var dst *int64
+		switch string(key) {
+		case "syscr":
+			dst = &c.syscr
+		case "syscw":
+			dst = &c.syscw
+		default:
+			continue
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(value)), 10, 64)
+		if err != nil {
+			return ioCounts{}, fmt.Errorf("%s: %w", key, err)
+		}
+		*dst = n
+		found++
+	}
+	if found != 2 {
+		return ioCounts{}, errors.New("syscr or syscw missing")
+	}
+	return c, nil
+}

@@ -19,23 +19,27 @@ type report struct {
 }
 
 type header struct {
-	Date        string `json:"date"`
-	Command     string `json:"command"`    // as typed, with the program named bridge-bench
-	Executable  string `json:"executable"` // the binary that ran (a temporary one under go run)
-	GoVersion   string `json:"goVersion"`  // `go version`, which built the bridge
-	BenchGo     string `json:"benchGoVersion"`
-	NProc       int    `json:"nproc"`
-	CPUModel    string `json:"cpuModel,omitempty"`
-	Kernel      string `json:"kernel,omitempty"`
-	NoFile      uint64 `json:"rlimitNofile"` // RLIMIT_NOFILE of the bench and its children
-	Mode        string `json:"mode"`
-	Runs        int    `json:"runs,omitempty"`
-	Chunks      int    `json:"chunks,omitempty"`
-	Concurrency int    `json:"concurrency,omitempty"`
-	Warmup      int    `json:"warmup,omitempty"`
-	TTFERuns    int    `json:"ttfeRuns,omitempty"`
-	Store       string `json:"store"`
-	Agent       string `json:"agentHandler"`
+	Date        string  `json:"date"`
+	Command     string  `json:"command"`    // as typed, with the program named bridge-bench
+	Executable  string  `json:"executable"` // the binary that ran (a temporary one under go run)
+	GoVersion   string  `json:"goVersion"`  // `go version`, which built the bridge
+	BenchGo     string  `json:"benchGoVersion"`
+	NProc       int     `json:"nproc"`
+	CPUModel    string  `json:"cpuModel,omitempty"`
+	Kernel      string  `json:"kernel,omitempty"`
+	NoFile      uint64  `json:"rlimitNofile"` // RLIMIT_NOFILE of the bench and its children
+	Mode        string  `json:"mode"`
+	Runs        int     `json:"runs,omitempty"`
+	Chunks      int     `json:"chunks,omitempty"`
+	Concurrency int     `json:"concurrency,omitempty"`
+	Warmup      int     `json:"warmup,omitempty"`
+	TTFERuns    int     `json:"ttfeRuns,omitempty"`
+	Store       string  `json:"store"`
+	Agent       string  `json:"agentHandler"` // the Go agent's request handler
+	AgentImpl   string  `json:"agent"`        // go or js
+	Reader      string  `json:"reader,omitempty"`
+	Shape       string  `json:"shape,omitempty"`
+	PaceMs      float64 `json:"paceMs"`
 }
 
 // usage is one process's share of a phase.
@@ -49,8 +53,9 @@ type usage struct {
 
 // targetResult is one target's phase of the chunks mode.
 type targetResult struct {
-	Name    string `json:"name"`    // limit, bridge, peer
-	Process string `json:"process"` // the process whose CPU is measured
+	Name          string `json:"name"`          // relay, limit, bridge, peer
+	Process       string `json:"process"`       // the process whose CPU is measured
+	ReaderProcess string `json:"readerProcess"` // what read its stream
 	// The throughput phase: -runs runs at -concurrency.
 	Runs              int     `json:"runs"`
 	Failed            int     `json:"failed"`
@@ -65,6 +70,18 @@ type targetResult struct {
 	WallSeconds       float64 `json:"wallSeconds"`
 	ChunksPerSecond   float64 `json:"chunksPerSecond"`
 	usage                     // the translating process: CPU over the phase, peak RSS over its life
+	// The target process's I/O syscalls over the measured phase
+	// (/proc/PID/io syscr, syscw), in all and per A2A chunk.
+	ReadSyscalls          int64   `json:"readSyscalls"`
+	WriteSyscalls         int64   `json:"writeSyscalls"`
+	ReadSyscallsPerChunk  float64 `json:"readSyscallsPerChunk"`
+	WriteSyscallsPerChunk float64 `json:"writeSyscallsPerChunk"`
+	// Per chunk of the measured phase: from the agent's stamp (the chunk
+	// handed to its transport) to the reader having the event.
+	LatencyP50Ms   float64 `json:"latencyP50Ms"`
+	LatencyP99Ms   float64 `json:"latencyP99Ms"`
+	LatencyMaxMs   float64 `json:"latencyMaxMs"`
+	LatencySamples int     `json:"latencySamples"`
 	// Time to first event, with one run in flight.
 	TTFEMedianMs float64 `json:"ttfeMedianMs"`
 	TTFEMinMs    float64 `json:"ttfeMinMs"`
@@ -72,14 +89,23 @@ type targetResult struct {
 	TTFESamples  int     `json:"ttfeSamples"`
 	TTFEFailed   int     `json:"ttfeFailed,omitempty"`
 	Agent        usage   `json:"agent"` // the A2A agent during the same phase, for context
+	// The agent's syscalls per chunk: about one write per chunk when it
+	// flushes every chunk as it makes it.
+	AgentReadSyscallsPerChunk  float64 `json:"agentReadSyscallsPerChunk"`
+	AgentWriteSyscallsPerChunk float64 `json:"agentWriteSyscallsPerChunk"`
 	// Connections to the agent that carried A2A requests in the measured
 	// phase: about -concurrency when the translator reuses them, about
 	// -runs when it opens one per run.
-	AgentConnections int64 `json:"agentConnections"`
-	Driver           usage `json:"driver"` // the bench itself (the load generator for bridge and peer)
+	AgentConnections int64  `json:"agentConnections"`
+	Driver           usage  `json:"driver"`           // the bench itself
+	Reader           *usage `json:"reader,omitempty"` // the reader (the bench or the node reader); none for the limit
 }
 
 type ratios struct {
+	// CPU per chunk: how many times the relay's cost the bridge pays.
+	BridgeOverRelay float64 `json:"bridgeOverRelayCPU,omitempty"`
+	// Latency p99: how many times the relay's the bridge adds.
+	BridgeOverRelayLatencyP99 float64 `json:"bridgeOverRelayLatencyP99,omitempty"`
 	// CPU per chunk: how many times the limit's cost the bridge pays.
 	BridgeOverLimit float64 `json:"bridgeOverLimitCPU,omitempty"`
 	// CPU per chunk: how many times the bridge's cost the peer pays.
@@ -134,11 +160,15 @@ func (r *report) writeText(w io.Writer) error {
 	fmt.Fprintf(w, "command:  %s\n", h.Command)
 	fmt.Fprintf(w, "machine:  nproc=%d  %s  %s\n", h.NProc, h.CPUModel, h.Kernel)
 	fmt.Fprintf(w, "go:       %s (bench built with %s)\n", h.GoVersion, h.BenchGo)
-	fmt.Fprintf(w, "nofile:   %d   store: %s   agent handler: %s\n", h.NoFile, h.Store, h.Agent)
+	fmt.Fprintf(w, "nofile:   %d   store: %s   agent: %s", h.NoFile, h.Store, h.AgentImpl)
+	if h.AgentImpl == "go" {
+		fmt.Fprintf(w, " (handler %s)", h.Agent)
+	}
+	fmt.Fprintln(w)
 	switch h.Mode {
 	case "chunks":
-		fmt.Fprintf(w, "load:     %d runs × %d chunks, concurrency %d, warm-up %d runs, TTFE over %d sequential runs\n\n",
-			h.Runs, h.Chunks, h.Concurrency, h.Warmup, h.TTFERuns)
+		fmt.Fprintf(w, "load:     shape %s: %d runs × %d chunks, concurrency %d, pace %s; warm-up %d runs, TTFE over %d sequential runs; reader %s\n\n",
+			h.Shape, h.Runs, h.Chunks, h.Concurrency, paceText(h.PaceMs), h.Warmup, h.TTFERuns, h.Reader)
 		r.writeTargets(w)
 	case "streams":
 		fmt.Fprintln(w)
@@ -149,11 +179,16 @@ func (r *report) writeText(w io.Writer) error {
 
 func (r *report) writeTargets(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\tCPU µs/chunk\tchunks/s\tpeak RSS MiB\tTTFE median ms\tchunk events/A2A chunk\tevents/run\tfailed\tagent CPU µs/chunk\tbench CPU µs/chunk\t")
+	fmt.Fprintln(tw, "target\tCPU µs/chunk\tread/write syscalls/chunk\tchunks/s\tpeak RSS MiB\tlatency p50/p99 ms\tTTFE median ms\tchunk events/A2A chunk\tevents/run\tfailed\tagent CPU µs/chunk\treader CPU µs/chunk\t")
 	for _, t := range r.Targets {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.0f\t%.1f\t%.2f\t%.2f\t%.1f\t%d/%d\t%.2f\t%.2f\t\n",
-			t.Name, t.CPUMicrosPerChunk, t.ChunksPerSecond, float64(t.PeakRSSKiB)/1024, t.TTFEMedianMs,
-			t.ChunkEventsPerA2A, t.EventsPerRun, t.Failed, t.Runs, t.Agent.CPUMicrosPerChunk, t.Driver.CPUMicrosPerChunk)
+		reader := "-"
+		if t.Reader != nil {
+			reader = fmt.Sprintf("%.2f", t.Reader.CPUMicrosPerChunk)
+		}
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f / %.2f\t%.0f\t%.1f\t%.2f / %.2f\t%.2f\t%.2f\t%.1f\t%d/%d\t%.2f\t%s\t\n",
+			t.Name, t.CPUMicrosPerChunk, t.ReadSyscallsPerChunk, t.WriteSyscallsPerChunk, t.ChunksPerSecond, float64(t.PeakRSSKiB)/1024,
+			t.LatencyP50Ms, t.LatencyP99Ms, t.TTFEMedianMs,
+			t.ChunkEventsPerA2A, t.EventsPerRun, t.Failed, t.Runs, t.Agent.CPUMicrosPerChunk, reader)
 	}
 	tw.Flush()
 	for name, why := range r.Skipped {
@@ -161,6 +196,13 @@ func (r *report) writeTargets(w io.Writer) {
 	}
 	if r.Ratios != nil {
 		fmt.Fprintln(w)
+		if r.Ratios.BridgeOverRelay > 0 {
+			fmt.Fprintf(w, "bridge/relay CPU per chunk: %.2f×", r.Ratios.BridgeOverRelay)
+			if r.Ratios.BridgeOverRelayLatencyP99 > 0 {
+				fmt.Fprintf(w, "   latency p99: %.2f×", r.Ratios.BridgeOverRelayLatencyP99)
+			}
+			fmt.Fprintln(w)
+		}
 		if r.Ratios.BridgeOverLimit > 0 {
 			fmt.Fprintf(w, "bridge/limit CPU per chunk: %.2f×\n", r.Ratios.BridgeOverLimit)
 		}
@@ -176,6 +218,8 @@ func (r *report) writeTargets(w io.Writer) {
 			fmt.Fprintf(w, " (%d failed)", t.TTFEFailed)
 		}
 		fmt.Fprintf(w, "; %d connections to the agent for %d runs\n", t.AgentConnections, t.Runs)
+		fmt.Fprintf(w, "  read by %s; %d read / %d write syscalls; latency max %.2f ms over %d chunks; agent %.2f read / %.2f write syscalls per chunk\n",
+			t.ReaderProcess, t.ReadSyscalls, t.WriteSyscalls, t.LatencyMaxMs, t.LatencySamples, t.AgentReadSyscallsPerChunk, t.AgentWriteSyscallsPerChunk)
 		if t.ErrorSample != "" {
 			fmt.Fprintf(w, "  first error: %s\n", t.ErrorSample)
 		}
@@ -212,4 +256,11 @@ func (s *streamsResult) writeText(w io.Writer) {
 	if s.Note != "" {
 		fmt.Fprintf(w, "  note: %s\n", s.Note)
 	}
+}
+
+func paceText(paceMs float64) string {
+	if paceMs == 0 {
+		return "none (back to back)"
+	}
+	return fmt.Sprintf("%g ms", paceMs)
 }

@@ -394,7 +394,7 @@ func (t *streamTracker) stream(ctx context.Context, client *http.Client, url str
 	}
 	defer freeSlot()
 
-	resp, err := postRun(ctx, client, url)
+	resp, err := postRun(ctx, client, url, runInput(), false)
 	if err != nil {
 		t.mu.Lock()
 		var status *httpStatusError
