@@ -10,8 +10,10 @@
 // a Message reply.
 //
 // A [Team] produces the run of several agents: its own run-level events
-// around one member-mode Translator per member (Options.Member), whose
-// events carry the member's subagentRunId.
+// around one plain Translator per member, nested in the team's run
+// (Options.ViewPath). The Translator knows nothing of teams: a [Member]
+// decorates its output as the member's (subagentRunId, the member's name,
+// SUBAGENT_* events in place of RUN_STARTED and the terminal event).
 //
 // A2UI parts (a2ui.go) become one a2ui-surface activity per surface (CUSTOM
 // a2ui for clients that take no activities), never state or text; the

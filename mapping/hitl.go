@@ -210,8 +210,8 @@ func (t *Translator) report(out []agui.Event, callID string, response any) []agu
 	}
 	if msgID := t.opt.ClientResults[ref.ToolCallID]; msgID != "" {
 		// The client holds a tool message for the call already: the
-		// result becomes its content, in place. A member's snapshot is
-		// made the run's by its Team (Team.Pass).
+		// result becomes its content, in place. (An enclosing run,
+		// Options.ViewPath, makes the snapshot its own.)
 		t.runMessages = append(t.runMessages, &runMessage{msg: agui.Message{ID: msgID, Role: agui.RoleTool,
 			ToolCallID: ref.ToolCallID, Content: agui.TextContent(string(content))}})
 		return t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
@@ -290,17 +290,6 @@ func (t *Translator) Messages() []agui.Message {
 		msg := m.msg
 		if m.text.Len() > 0 {
 			msg.Content = agui.TextContent(m.text.String())
-		}
-		if m := t.opt.Member; m != nil {
-			if msg.Role == agui.RoleAssistant {
-				msg.Name = m.Name
-			}
-			// 1.0 messages are attributable like the events that made
-			// them: a MESSAGES_SNAPSHOT without the member's id would
-			// hand its messages to the parent agent (§6.5 rule 18).
-			if t.opt.V1 {
-				msg.SubagentRunID = m.SubagentRunID
-			}
 		}
 		out = append(out, msg)
 	}
@@ -503,14 +492,7 @@ func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.M
 		if !expires.IsZero() && t.opt.V1 {
 			in.ExpiresAt = expires.Format(time.RFC3339Nano)
 		}
-		if m := t.opt.Member; m != nil {
-			// Namespaced, so a team's resume routes each answer to its
-			// member's task.
-			in.ID = m.Name + ":" + in.ID
-			if t.opt.V1 {
-				in.SubagentRunID = m.SubagentRunID
-			}
-		}
+		in.ID = t.opt.InterruptPrefix + in.ID
 		t.pending = append(t.pending, PendingInterrupt{Interrupt: in, ExpiresAt: expires, TaskID: string(t.taskID),
 			ContextID: t.contextID, State: string(state), ToolCall: ref, AnswerAs: answer})
 	}
@@ -567,12 +549,11 @@ func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.M
 	}
 	t.noteTask(nil)
 	t.setView("pendingInterrupts", ids)
-	if t.opt.Member == nil {
-		t.stateVersion++
-		out = t.emitSnapshot(out)
+	if t.opt.ViewPath == "" {
+		// A nested run's snapshots are the enclosing run's.
+		out = t.emitWholeView(out)
 		out = t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
 	}
-	// A member's snapshots are the Team's, after every member ended.
 	interrupts := make([]agui.Interrupt, len(t.pending))
 	for i, p := range t.pending {
 		interrupts[i] = p.Interrupt

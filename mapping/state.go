@@ -203,6 +203,20 @@ func (t *Translator) emitSnapshot(out []agui.Event) []agui.Event {
 	return t.emit(out, &agui.StateSnapshot{Base: agui.Base{Metadata: t.stateMeta()}, Snapshot: t.stateSnapshot()})
 }
 
+// emitWholeView writes the whole view with a new state version: a
+// STATE_SNAPSHOT, or for a nested run (Options.ViewPath), which cannot
+// snapshot the enclosing run's state, the view in place as a STATE_DELTA.
+func (t *Translator) emitWholeView(out []agui.Event) []agui.Event {
+	t.stateVersion++
+	if t.opt.ViewPath == "" {
+		return t.emitSnapshot(out)
+	}
+	t.view.sent, _ = json.Marshal(t.view.doc)
+	t.view.dirty = false
+	return t.emit(out, &agui.StateDelta{Base: agui.Base{Metadata: t.stateMeta()},
+		Delta: []agui.PatchOp{{Op: "add", Path: t.opt.ViewPath, Value: t.view.sent}}})
+}
+
 func (t *Translator) stateMeta() map[string]any {
 	return map[string]any{MetadataKey: map[string]any{"stateVersion": t.stateVersion}}
 }
@@ -224,19 +238,11 @@ func (t *Translator) syncState(out []agui.Event) []agui.Event {
 	}
 	patch, err := jsondiff.CompareJSON(t.view.sent, now)
 	prefix := "/" + escapePointer(t.stateKey())
-	if m := t.opt.Member; m != nil {
-		prefix = m.StatePath
-		if err != nil {
-			// The whole view, in place: a member cannot snapshot the run's state.
-			t.view.sent = now
-			t.stateVersion++
-			return t.emit(out, &agui.StateDelta{Base: agui.Base{Metadata: t.stateMeta()},
-				Delta: []agui.PatchOp{{Op: "add", Path: prefix, Value: now}}})
-		}
+	if t.opt.ViewPath != "" {
+		prefix = t.opt.ViewPath
 	}
 	if err != nil {
-		t.stateVersion++
-		return t.emitSnapshot(out)
+		return t.emitWholeView(out)
 	}
 	if len(patch) == 0 {
 		return out

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 
+	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
 )
 
@@ -39,8 +41,9 @@ type TeamOptions struct {
 
 // Team produces the AG-UI run of a team: the run's own events (RUN_STARTED,
 // the state snapshots, MESSAGES_SNAPSHOT, the terminal event) around the
-// events of its members, each produced by a member-mode Translator (see
-// Member). It is not safe for concurrent use.
+// events of its members, each a plain Translator nested in the run and
+// decorated as the member's (see Member). It is not safe for concurrent
+// use.
 //
 // The team owns one key of the shared state (StateKey):
 //
@@ -52,7 +55,7 @@ type TeamOptions struct {
 type Team struct {
 	opt          TeamOptions
 	doc          map[string]any
-	members      map[string]*Translator
+	members      map[string]*Member
 	order        []string // members in the order they joined the run
 	stateVersion int64
 	started      bool
@@ -62,7 +65,7 @@ type Team struct {
 
 // NewTeam returns the Team of one run.
 func NewTeam(opt TeamOptions) *Team {
-	t := &Team{opt: opt, members: map[string]*Translator{}, stateVersion: opt.StateVersion, doc: map[string]any{},
+	t := &Team{opt: opt, members: map[string]*Member{}, stateVersion: opt.StateVersion, doc: map[string]any{},
 		started: opt.Resumed}
 	if len(opt.PreviousView) > 0 {
 		var prev map[string]any
@@ -90,25 +93,30 @@ func (t *Team) SubagentRunID(member string) string {
 	return nameUUID("subagent", t.opt.ThreadID, runKey(t.opt.RunID, t.opt.Turn), member)
 }
 
-// Member returns the translator for member's part of the run; opt holds
+// Member returns the translator of member's part of the run; opt holds
 // what is particular to the member (its agent name, known tool calls, the
 // task it resumes, …); the run-wide fields are the team's. Calling it
-// again for the same member returns the same translator.
-func (t *Team) Member(name, description string, opt Options) *Translator {
-	if tr := t.members[name]; tr != nil {
-		return tr
+// again for the same member returns the same one.
+func (t *Team) Member(name, description string, opt Options) *Member {
+	if m := t.members[name]; m != nil {
+		return m
 	}
 	opt.ThreadID, opt.RunID, opt.Turn, opt.V1, opt.Now, opt.Input = t.opt.ThreadID, t.opt.RunID, t.opt.Turn, t.opt.V1, t.opt.Now, t.opt.Input
-	opt.Member = &Member{Name: name, Description: description, SubagentRunID: t.SubagentRunID(name),
-		StatePath: "/" + escapePointer(t.stateKey()) + "/members/" + escapePointer(name)}
+	opt.ViewPath = "/" + escapePointer(t.stateKey()) + "/members/" + escapePointer(name)
+	// Members of one run may see the same artifact or task ids.
+	opt.IDScope = []string{"member", name}
+	// Namespaced, so a team's resume routes each answer to its member's
+	// task.
+	opt.InterruptPrefix = name + ":"
 	if v, ok := t.views()[name]; ok {
 		opt.PreviousView, _ = json.Marshal(v)
 	}
 	opt.Prior, opt.Reconcile = nil, false
-	tr := New(opt)
-	t.members[name] = tr
+	m := &Member{Translator: New(opt), name: name, description: description,
+		subagentRunID: t.SubagentRunID(name), v1: opt.V1, now: opt.Now}
+	t.members[name] = m
 	t.order = append(t.order, name)
-	return tr
+	return m
 }
 
 func (t *Team) views() map[string]any {
@@ -122,16 +130,11 @@ func (t *Team) Start() []agui.Event {
 		return nil
 	}
 	t.started = true
-	ev := &agui.RunStarted{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID}
-	if t.opt.V1 {
-		ev.ProtocolVersion = "1.0"
-	}
-	out := t.emit(nil, ev)
-	out = t.emit(out, &agui.StateSnapshot{Base: agui.Base{Metadata: t.stateMeta()}, Snapshot: t.State()})
-	if t.opt.Reconcile {
-		out = t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
-	}
-	return out
+	return openRun(t, t.opt.ThreadID, t.opt.RunID, t.opt.V1, t.opt.Reconcile)
+}
+
+func (t *Team) emitSnapshot(out []agui.Event) []agui.Event {
+	return t.emit(out, &agui.StateSnapshot{Base: agui.Base{Metadata: t.stateMeta()}, Snapshot: t.State()})
 }
 
 // Pass hands on a member's events, giving its state changes the run's
@@ -226,7 +229,7 @@ func (t *Team) Finish() []agui.Event {
 	switch {
 	case len(interrupts) > 0:
 		t.stateVersion++
-		out = t.emit(out, &agui.StateSnapshot{Base: agui.Base{Metadata: t.stateMeta()}, Snapshot: t.State()})
+		out = t.emitSnapshot(out)
 		out = t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
 		return t.emit(out, &agui.RunFinished{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID,
 			Outcome: &agui.Outcome{Type: agui.OutcomeInterrupt, Interrupts: interrupts}})
@@ -321,4 +324,199 @@ func (t *Team) emit(out []agui.Event, e agui.Event) []agui.Event {
 	}
 	t.inOrder(e)
 	return append(out, e)
+}
+
+// Member is one member's part of a team run: a plain Translator, nested in
+// the team's run (Options.ViewPath), whose output Member decorates as the
+// member's. Its events carry SubagentRunID (1.0 clients) and its messages
+// the member's name; it opens with SUBAGENT_STARTED and ends with
+// SUBAGENT_FINISHED or SUBAGENT_ERROR (1.0) instead of RUN_STARTED and a
+// terminal event. The run's state snapshots, MESSAGES_SNAPSHOT and
+// terminal event are the Team's.
+type Member struct {
+	*Translator
+	name, description string
+	// subagentRunID identifies this member's invocation in this run.
+	subagentRunID string
+	v1            bool
+	now           func() int64
+	started       bool
+	outcome       MemberOutcome
+}
+
+// MemberOutcome is how a member's part of a team run ended.
+type MemberOutcome struct {
+	// Failed is set when the member's task failed, was rejected or
+	// cancelled, or could not be reached; Code and Message say why.
+	Failed  bool
+	Code    string
+	Message string
+	// Interrupted: the member waits for input (its interrupts are the
+	// Member's Interrupts()).
+	Interrupted bool
+	// PendingToolCalls are calls to the client's own tools the member
+	// waits for.
+	PendingToolCalls []string
+}
+
+// Start produces SUBAGENT_STARTED (1.0) and the member's view, whole, in
+// the team's state. It is idempotent.
+func (m *Member) Start() []agui.Event {
+	if m.started {
+		return nil
+	}
+	m.started = true
+	var out []agui.Event
+	if m.v1 {
+		started := &agui.SubagentStarted{Name: m.name, Description: m.description}
+		if m.now != nil {
+			started.Timestamp = m.now()
+		}
+		out = m.decorate(out, started)
+	}
+	return m.decorate(out, m.Translator.Start()...)
+}
+
+// Translate is Translator.Translate as the member's.
+func (m *Member) Translate(ev a2a.Event) []agui.Event {
+	if m.Done() {
+		return nil
+	}
+	return m.decorate(m.Start(), m.Translator.Translate(ev)...)
+}
+
+// Fail is Translator.Fail as the member's.
+func (m *Member) Fail(code, message string) []agui.Event {
+	if m.Done() {
+		return nil
+	}
+	return m.decorate(m.Start(), m.Translator.Fail(code, message)...)
+}
+
+// Complete is Translator.Complete as the member's.
+func (m *Member) Complete() []agui.Event {
+	if m.Done() {
+		return nil
+	}
+	return m.decorate(m.Start(), m.Translator.Complete()...)
+}
+
+// Outcome is how the member's part of the run ended, once Done.
+func (m *Member) Outcome() MemberOutcome { return m.outcome }
+
+// Messages are the messages the member's part created, named for the
+// member; 1.0 messages are attributable like the events that made them: a
+// MESSAGES_SNAPSHOT without the member's id would hand its messages to the
+// parent agent (§6.5 rule 18).
+func (m *Member) Messages() []agui.Message {
+	out := m.Translator.Messages()
+	for i := range out {
+		if out[i].Role == agui.RoleAssistant {
+			out[i].Name = m.name
+		}
+		if m.v1 {
+			out[i].SubagentRunID = m.subagentRunID
+		}
+	}
+	return out
+}
+
+// Interrupts are the member's pending interrupts, attributed to its
+// invocation for 1.0 clients.
+func (m *Member) Interrupts() []PendingInterrupt {
+	out := slices.Clone(m.Translator.Interrupts())
+	if m.v1 {
+		for i := range out {
+			out[i].Interrupt.SubagentRunID = m.subagentRunID
+		}
+	}
+	return out
+}
+
+// decorate appends the translator's events to out as the member's: the
+// terminal event becomes the member's end, and every event carries the
+// member's invocation (1.0) or, where a client shows it, its name.
+func (m *Member) decorate(out []agui.Event, events ...agui.Event) []agui.Event {
+	for _, e := range events {
+		switch e.(type) {
+		case *agui.RunError, *agui.RunFinished:
+			end := m.end(e)
+			if end == nil {
+				continue
+			}
+			if m.now != nil {
+				agui.BaseOf(end).Timestamp = m.now()
+			}
+			e = end
+		}
+		b := agui.BaseOf(e)
+		if m.v1 {
+			b.SubagentRunID = m.subagentRunID
+		}
+		switch e := e.(type) {
+		case *agui.TextMessageStart:
+			e.Name = m.name
+			b.Metadata = memberMeta(b.Metadata, m.name)
+		case *agui.ToolCallStart, *agui.ActivitySnapshot:
+			b.Metadata = memberMeta(b.Metadata, m.name)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// end records how the member's part ended and returns the event that
+// says so to 1.0 clients (older ones get nothing: the Team's terminal
+// event speaks for the run; a failure is a CUSTOM a2a.member_error event).
+func (m *Member) end(terminal agui.Event) agui.Event {
+	switch e := terminal.(type) {
+	case *agui.RunError:
+		m.outcome = MemberOutcome{Failed: true, Code: e.Code, Message: e.Message}
+		if !m.v1 {
+			raw, _ := json.Marshal(map[string]any{"member": m.name, "code": e.Code, "message": e.Message})
+			return &agui.Custom{Name: "a2a.member_error", Value: raw}
+		}
+		return &agui.SubagentError{Message: e.Message, Code: e.Code}
+	case *agui.RunFinished:
+		outcome := &agui.SubagentOutcome{Type: agui.SubagentOutcomeSuccess}
+		if o := e.Outcome; o != nil {
+			switch o.Type {
+			case agui.OutcomeInterrupt:
+				m.outcome.Interrupted = true
+				outcome = &agui.SubagentOutcome{Type: agui.SubagentOutcomeSuspended}
+				for _, in := range o.Interrupts {
+					outcome.InterruptIDs = append(outcome.InterruptIDs, in.ID)
+				}
+			case agui.OutcomeCancelled:
+				m.outcome = MemberOutcome{Failed: true, Code: CodeCancelled, Message: "The task was cancelled."}
+				if !m.v1 {
+					return nil
+				}
+				return &agui.SubagentError{Message: m.outcome.Message, Code: CodeCancelled}
+			}
+			m.outcome.PendingToolCalls = o.PendingToolCallIDs
+		}
+		if !m.v1 {
+			return nil
+		}
+		return &agui.SubagentFinished{Outcome: outcome}
+	}
+	return nil
+}
+
+// memberMeta adds the member's name under the bridge's metadata key, for
+// clients that do not read subagentRunId.
+func memberMeta(meta map[string]any, name string) map[string]any {
+	out := maps.Clone(meta)
+	if out == nil {
+		out = map[string]any{}
+	}
+	ours, _ := out[MetadataKey].(map[string]any)
+	ours = maps.Clone(ours)
+	if ours == nil {
+		ours = map[string]any{}
+	}
+	ours["member"] = name
+	out[MetadataKey] = ours
+	return out
 }

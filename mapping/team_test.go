@@ -36,7 +36,7 @@ func runTeam(t *testing.T, v1, interleave bool, scripts map[string][]a2a.Event) 
 			Messages: []agui.Message{{ID: "u1", Role: agui.RoleUser, Content: agui.TextContent("plan my trip")}}}})
 	names := []string{"travel", "weather"}
 	out := team.Start()
-	trs := map[string]*Translator{}
+	trs := map[string]*Member{}
 	for _, n := range names {
 		trs[n] = team.Member(n, n+" agent", Options{Agent: n})
 	}
@@ -202,7 +202,7 @@ func FuzzTeam(f *testing.F) {
 			team := NewTeam(TeamOptions{ThreadID: "th", RunID: "r", Name: "t", Strategy: "parallel", V1: v1,
 				Input: &agui.RunAgentInput{ThreadID: "th", RunID: "r"}})
 			scripts := [][]a2a.Event{scriptFromBytes(a), scriptFromBytes(b)}
-			trs := []*Translator{team.Member("one", "", Options{Agent: "one"}), team.Member("two", "", Options{Agent: "two"})}
+			trs := []*Member{team.Member("one", "", Options{Agent: "one"}), team.Member("two", "", Options{Agent: "two"})}
 			out := team.Start()
 			for _, tr := range trs {
 				out = append(out, team.Pass(tr.Start())...)

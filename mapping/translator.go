@@ -149,41 +149,20 @@ type Options struct {
 	// 1.0 that renders them (ClientRendersA2UI); 1.0 clients always get
 	// activities, the others CUSTOM a2ui events.
 	A2UIActivities bool
-	// Member, when set, makes this translator one member of a team run
-	// (see Member): it produces that member's part of the run, which a
-	// Team wraps.
-	Member *Member
-}
-
-// Member says which team member a translator speaks for. Its events carry
-// SubagentRunID (1.0 clients) and its messages the member's name; it opens
-// with SUBAGENT_STARTED and ends with SUBAGENT_FINISHED or SUBAGENT_ERROR
-// (1.0) instead of RUN_STARTED and a terminal event, and its view of the
-// A2A task lives under StatePath instead of a key of its own. The run's
-// state snapshots, MESSAGES_SNAPSHOT and terminal event are the Team's.
-type Member struct {
-	Name        string
-	Description string
-	// SubagentRunID identifies this member's invocation in this run.
-	SubagentRunID string
-	// StatePath is the JSON pointer of the member's view in the shared
-	// state, e.g. "/a2a/members/travel".
-	StatePath string
-}
-
-// MemberOutcome is how a member's part of a team run ended.
-type MemberOutcome struct {
-	// Failed is set when the member's task failed, was rejected or
-	// cancelled, or could not be reached; Code and Message say why.
-	Failed  bool
-	Code    string
-	Message string
-	// Interrupted: the member waits for input (its interrupts are the
-	// translator's Interrupts()).
-	Interrupted bool
-	// PendingToolCalls are calls to the client's own tools the member
-	// waits for.
-	PendingToolCalls []string
+	// ViewPath, when set, nests this run in an enclosing run that owns
+	// the run-level events: the translator writes no RUN_STARTED, its view
+	// sits at this JSON pointer of the enclosing run's state (e.g.
+	// "/a2a/members/travel") and goes there whole as a STATE_DELTA where a
+	// run of its own would write a STATE_SNAPSHOT, and an interrupt leaves
+	// the state and messages snapshots to the enclosing run. Its terminal
+	// event is still written, unstamped, for the enclosing run to read.
+	ViewPath string
+	// IDScope are extra name parts of every id the run makes, for runs
+	// that share a thread, run and turn and may see the same A2A ids.
+	IDScope []string
+	// InterruptPrefix prefixes the id of every interrupt the run raises,
+	// so that an answer can be routed by its id.
+	InterruptPrefix string
 }
 
 // Translator turns the A2A events of one run into AG-UI events. It is not
@@ -253,8 +232,6 @@ type Translator struct {
 	prior map[string]*priorText
 	// earlier are Options.EarlierArtifacts.
 	earlier map[a2a.ArtifactID]bool
-	// outcome is how a member's part ended (member mode).
-	outcome MemberOutcome
 	// a2ui holds the run's A2UI surfaces (a2ui.go).
 	a2ui a2uiState
 }
@@ -327,33 +304,12 @@ func (t *Translator) Start() []agui.Event {
 		return nil
 	}
 	t.started = true
-	if m := t.opt.Member; m != nil {
-		var out []agui.Event
-		if t.opt.V1 {
-			out = t.emit(out, &agui.SubagentStarted{Name: m.Name, Description: m.Description})
-		}
-		// The member's view joins the team's state whole; what changes
+	if t.opt.ViewPath != "" {
+		// The view joins the enclosing run's state whole; what changes
 		// after goes as deltas under it.
-		t.view.sent, _ = json.Marshal(t.view.doc)
-		t.view.dirty = false
-		t.stateVersion++
-		return t.emit(out, &agui.StateDelta{Base: agui.Base{Metadata: t.stateMeta()},
-			Delta: []agui.PatchOp{{Op: "add", Path: m.StatePath, Value: t.view.sent}}})
+		return t.emitWholeView(nil)
 	}
-	ev := &agui.RunStarted{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID}
-	if t.opt.V1 {
-		ev.ProtocolVersion = "1.0"
-	}
-	var out []agui.Event
-	out = t.emit(out, ev)
-	// Every run starts from the full state: the client's own keys as it
-	// sent them and the bridge's key as the bridge knows it, so a client
-	// that missed a delta is whole again.
-	out = t.emitSnapshot(out)
-	if t.opt.Reconcile {
-		out = t.emit(out, &agui.MessagesSnapshot{Messages: t.Conversation()})
-	}
-	return out
+	return openRun(t, t.opt.ThreadID, t.opt.RunID, t.opt.V1, t.opt.Reconcile)
 }
 
 // Translate maps one A2A event. After the run has ended it returns nothing.
@@ -1256,93 +1212,46 @@ func (t *Translator) finish(out []agui.Event, terminal agui.Event) []agui.Event 
 	out = t.reportSent(out)
 	t.noteTask(nil)
 	out = t.syncState(out)
-	if t.opt.Member != nil {
-		terminal = t.memberEnd(terminal)
-	}
-	if terminal != nil {
+	if t.opt.ViewPath != "" {
+		// A nested run's end is the enclosing run's to show, or not, and
+		// to stamp.
+		out = append(out, terminal)
+	} else {
 		out = t.emit(out, terminal)
 	}
 	t.done = true
 	return out
 }
 
-// memberEnd records how a member's part ended and returns the event that
-// says so to 1.0 clients (older ones get nothing: the Team's terminal event
-// speaks for the run; a failure is a CUSTOM a2a.member_error event).
-func (t *Translator) memberEnd(terminal agui.Event) agui.Event {
-	switch e := terminal.(type) {
-	case *agui.RunError:
-		t.outcome = MemberOutcome{Failed: true, Code: e.Code, Message: e.Message}
-		if !t.opt.V1 {
-			raw, _ := json.Marshal(map[string]any{"member": t.opt.Member.Name, "code": e.Code, "message": e.Message})
-			return &agui.Custom{Name: "a2a.member_error", Value: raw}
-		}
-		return &agui.SubagentError{Message: e.Message, Code: e.Code}
-	case *agui.RunFinished:
-		outcome := &agui.SubagentOutcome{Type: agui.SubagentOutcomeSuccess}
-		if o := e.Outcome; o != nil {
-			switch o.Type {
-			case agui.OutcomeInterrupt:
-				t.outcome.Interrupted = true
-				outcome = &agui.SubagentOutcome{Type: agui.SubagentOutcomeSuspended}
-				for _, in := range o.Interrupts {
-					outcome.InterruptIDs = append(outcome.InterruptIDs, in.ID)
-				}
-			case agui.OutcomeCancelled:
-				t.outcome = MemberOutcome{Failed: true, Code: CodeCancelled, Message: "The task was cancelled."}
-				if !t.opt.V1 {
-					return nil
-				}
-				return &agui.SubagentError{Message: t.outcome.Message, Code: CodeCancelled}
-			}
-			t.outcome.PendingToolCalls = o.PendingToolCallIDs
-		}
-		if !t.opt.V1 {
-			return nil
-		}
-		return &agui.SubagentFinished{Outcome: outcome}
-	}
-	return nil
-}
-
-// Outcome is how a member's part of a team run ended (member mode), once
-// Done.
-func (t *Translator) Outcome() MemberOutcome { return t.outcome }
-
 func (t *Translator) emit(out []agui.Event, e agui.Event) []agui.Event {
-	b := agui.BaseOf(e)
 	if t.opt.Now != nil {
-		b.Timestamp = t.opt.Now()
-	}
-	if m := t.opt.Member; m != nil {
-		if t.opt.V1 {
-			b.SubagentRunID = m.SubagentRunID
-		}
-		switch e := e.(type) {
-		case *agui.TextMessageStart:
-			e.Name = m.Name
-			b.Metadata = memberMeta(b.Metadata, m.Name)
-		case *agui.ToolCallStart, *agui.ActivitySnapshot:
-			b.Metadata = memberMeta(b.Metadata, m.Name)
-		}
+		agui.BaseOf(e).Timestamp = t.opt.Now()
 	}
 	return append(out, e)
 }
 
-// memberMeta adds the member's name under the bridge's metadata key, for
-// clients that do not read subagentRunId.
-func memberMeta(meta map[string]any, name string) map[string]any {
-	out := maps.Clone(meta)
-	if out == nil {
-		out = map[string]any{}
+// runEmitter is what a run's opening needs of a Translator or a Team.
+type runEmitter interface {
+	emit(out []agui.Event, e agui.Event) []agui.Event
+	// emitSnapshot writes the run's whole state, without a new version.
+	emitSnapshot(out []agui.Event) []agui.Event
+	Conversation() []agui.Message
+}
+
+// openRun is how every run opens: RUN_STARTED, then the full state (the
+// client's own keys as it sent them and the bridge's as the bridge knows
+// them, so a client that missed a delta is whole again), then, when the
+// client lacks some of the thread's conversation (reconcile), all of it.
+func openRun(r runEmitter, threadID, runID string, v1, reconcile bool) []agui.Event {
+	ev := &agui.RunStarted{ThreadID: threadID, RunID: runID}
+	if v1 {
+		ev.ProtocolVersion = "1.0"
 	}
-	ours, _ := out[MetadataKey].(map[string]any)
-	ours = maps.Clone(ours)
-	if ours == nil {
-		ours = map[string]any{}
+	out := r.emit(nil, ev)
+	out = r.emitSnapshot(out)
+	if reconcile {
+		out = r.emit(out, &agui.MessagesSnapshot{Messages: r.Conversation()})
 	}
-	ours["member"] = name
-	out[MetadataKey] = ours
 	return out
 }
 
@@ -1486,11 +1395,8 @@ func (s *textStream) deltaFor(text string) string {
 // id names something of this run: unique per thread, run and kind.
 func (t *Translator) id(kind string, parts ...string) string {
 	run := runKey(t.opt.RunID, t.opt.Turn)
-	if m := t.opt.Member; m != nil {
-		// Members of one run may see the same artifact or task ids.
-		return nameUUID(kind, append([]string{t.opt.ThreadID, run, "member", m.Name}, parts...)...)
-	}
-	return nameUUID(kind, append([]string{t.opt.ThreadID, run}, parts...)...)
+	name := append([]string{t.opt.ThreadID, run}, t.opt.IDScope...)
+	return nameUUID(kind, append(name, parts...)...)
 }
 
 // runKey names a run in ids: its RunID, and its turn when the RunID was

@@ -14,11 +14,14 @@ import (
 	"github.com/a2a-agui-bridge/bridge/mapping"
 )
 
+// Strategy says how a user turn reaches a team's members.
+type Strategy string
+
 // Team strategies (TeamSpec.Strategy).
 const (
-	StrategyRouter     = "router"
-	StrategyParallel   = "parallel"
-	StrategySequential = "sequential"
+	StrategyRouter     Strategy = "router"
+	StrategyParallel   Strategy = "parallel"
+	StrategySequential Strategy = "sequential"
 )
 
 // TeamSpec is one configured team: several agents behind one endpoint.
@@ -27,7 +30,7 @@ type TeamSpec struct {
 	Description string
 	// Strategy is StrategyRouter (one member per run), StrategyParallel
 	// (every member at once) or StrategySequential (a pipeline).
-	Strategy string
+	Strategy Strategy
 	// Members are names of configured agents, in order (a sequential
 	// team's pipeline order; a router's tie-break order).
 	Members []string
@@ -92,7 +95,7 @@ type teamRun struct {
 type memberRun struct {
 	name  string
 	spec  *AgentSpec
-	tr    *mapping.Translator
+	tr    *mapping.Member
 	agent Agent
 
 	// What to send: parts to taskID in contextID (a new task when taskID
@@ -139,7 +142,7 @@ func (t *teamRun) setup() {
 		RunID:        d.in.RunID,
 		Turn:         d.turn(),
 		Name:         t.spec.Name,
-		Strategy:     t.spec.Strategy,
+		Strategy:     string(t.spec.Strategy),
 		V1:           t.v1,
 		Now:          func() int64 { return time.Now().UnixMilli() },
 		Input:        d.in,
@@ -652,7 +655,7 @@ func (t *teamRun) record(th *Thread) {
 			rec = &MemberRecord{}
 			th.Members[m.name] = rec
 		}
-		learnTask(m.tr, &rec.ContextID, &rec.TaskID, &rec.TaskState, &rec.TaskArtifacts)
+		learnTask(m.tr.Translator, &rec.ContextID, &rec.TaskID, &rec.TaskState, &rec.TaskArtifacts)
 		mergeToolCalls(th, m.tr.ToolCalls())
 	}
 	th.Interrupts = t.tm.Interrupts()

@@ -30,7 +30,7 @@ func teamTurn(task, answer string, state a2a.TaskState) []scripted {
 }
 
 type teamCase struct {
-	strategy string
+	strategy Strategy
 	members  map[string]*scriptedAgent
 	order    []string
 	down     map[string]bool

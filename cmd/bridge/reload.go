@@ -18,7 +18,6 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/agui/aguihttp"
 	"github.com/a2a-agui-bridge/bridge/config"
-	"github.com/a2a-agui-bridge/bridge/mapping"
 	"github.com/a2a-agui-bridge/bridge/observe"
 	"github.com/a2a-agui-bridge/bridge/tasks"
 )
@@ -78,7 +77,7 @@ func newGeneration(cfg *config.Config, prev *generation, inst instruments) *gene
 			RequestTimeout: time.Duration(a.Timeouts.Request),
 			PollInitial:    time.Duration(a.Poll.Initial),
 			PollMax:        time.Duration(a.Poll.Max),
-			StatusText:     mapping.StatusTextPolicy(a.StatusText),
+			StatusText:     statusTextPolicy(a.StatusText),
 			InterruptTTL:   time.Duration(a.InterruptTTL),
 			StateKey:       a.StateKey,
 			MaxInlineBytes: int(cfg.Server.MaxInlineBytes),
@@ -88,13 +87,13 @@ func newGeneration(cfg *config.Config, prev *generation, inst instruments) *gene
 			RedactKeys:     cfg.RedactKeys,
 			// A2UI (tasks/a2ui.go): when runs activate it, the catalogs
 			// announced for clients that name none, the action bound.
-			A2UI:               mapping.A2UIMode(a.A2UI),
+			A2UI:               a2uiMode(a.A2UI),
 			A2UICatalogs:       a.A2UICatalogs,
 			MaxA2UIActionBytes: int(cfg.Limits.MaxA2UIActionBytes),
 		})
 	}
 	for _, t := range cfg.Teams {
-		spec := tasks.TeamSpec{Name: t.Name, Description: t.Description, Strategy: t.Strategy, Members: t.Members}
+		spec := tasks.TeamSpec{Name: t.Name, Description: t.Description, Strategy: teamStrategy(t.Strategy), Members: t.Members}
 		if inst.metrics != nil {
 			spec.Observer = inst.metrics.Agent(t.Name)
 		}
