@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -88,38 +90,46 @@ func readStatus(pid int) (procStatus, error) {
 // a process that has exited (a zombie) has no Vm* lines.
 func parseStatus(b []byte) (procStatus, error) {
 	var st procStatus
+	err := parseProcFields(b, map[string]*int64{"VmHWM": &st.PeakRSSKiB, "VmRSS": &st.RSSKiB, "Threads": &st.Threads})
+	if err != nil {
+		return procStatus{}, fmt.Errorf("%w (has the process exited?)", err)
+	}
+	return st, nil
+}
+
+// parseProcFields fills want from the "key: value [unit]" lines of a /proc
+// file (status, io); every key of want must be there.
+func parseProcFields(b []byte, want map[string]*int64) error {
 	found := 0
 	for line := range bytes.Lines(b) {
 		key, value, ok := bytes.Cut(line, []byte(":"))
 		if !ok {
 			continue
 		}
-		var dst *int64
-		switch string(key) {
-		case "VmHWM":
-			dst = &st.PeakRSSKiB
-		case "VmRSS":
-			dst = &st.RSSKiB
-		case "Threads":
-			dst = &st.Threads
-		default:
+		dst := want[string(key)]
+		if dst == nil {
 			continue
 		}
 		fields := bytes.Fields(value)
 		if len(fields) == 0 {
-			return procStatus{}, fmt.Errorf("%s: no value", key)
+			return fmt.Errorf("%s: no value", key)
 		}
 		n, err := strconv.ParseInt(string(fields[0]), 10, 64)
 		if err != nil {
-			return procStatus{}, fmt.Errorf("%s: %w", key, err)
+			return fmt.Errorf("%s: %w", key, err)
 		}
 		*dst = n
 		found++
 	}
-	if found != 3 {
-		return procStatus{}, errors.New("VmHWM, VmRSS or Threads missing (has the process exited?)")
+	if found != len(want) {
+		keys := make([]string, 0, len(want))
+		for k := range want {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return fmt.Errorf("one of %s missing", strings.Join(keys, ", "))
 	}
-	return st, nil
+	return nil
 }
 
 // openFiles counts process pid's open file descriptors.
@@ -184,34 +194,12 @@ func readIO(pid int) (ioCounts, error) {
 	return c, nil
 }
 
-// parseIO reads syscr and syscw ("key: value" lines) from the contents of
-// /proc/<pid>/io; both must be present.
+// parseIO reads syscr and syscw from the contents of /proc/<pid>/io; both
+// must be present.
 func parseIO(b []byte) (ioCounts, error) {
 	var c ioCounts
-	found := 0
-	for line := range bytes.Lines(b) {
-		key, value, ok := bytes.Cut(line, []byte(":"))
-		if !ok {
-			continue
-		}
-		var dst *int64
-		switch string(key) {
-		case "syscr":
-			dst = &c.syscr
-		case "syscw":
-			dst = &c.syscw
-		default:
-			continue
-		}
-		n, err := strconv.ParseInt(string(bytes.TrimSpace(value)), 10, 64)
-		if err != nil {
-			return ioCounts{}, fmt.Errorf("%s: %w", key, err)
-		}
-		*dst = n
-		found++
-	}
-	if found != 2 {
-		return ioCounts{}, errors.New("syscr or syscw missing")
+	if err := parseProcFields(b, map[string]*int64{"syscr": &c.syscr, "syscw": &c.syscw}); err != nil {
+		return ioCounts{}, err
 	}
 	return c, nil
 }
