@@ -1,7 +1,7 @@
-import { useEffect, useState } from 'react';
 import { CopilotChat, useAgent } from '@copilotkit/react-core/v2';
 import { basicCatalog } from '@copilotkit/a2ui-renderer';
 import { agentName, withParams } from '../config.js';
+import { useRunError } from '../components/useRunError.js';
 
 // The bridge's A2UI agents this view links to. CopilotKit's renderer draws
 // A2UI v0.9 surfaces (it takes v0.8's message kinds but not v0.8's
@@ -27,16 +27,7 @@ export const provider = {
 // their buttons' actions go back to the agent through the bridge.
 export default function A2UIView() {
   const { agent } = useAgent();
-  const [error, setError] = useState(null);
-
-  useEffect(() => {
-    if (!agent) return undefined;
-    const subscription = agent.subscribe({
-      onRunStartedEvent: () => setError(null),
-      onRunErrorEvent: ({ event }) => setError({ code: event.code ?? 'error', message: event.message }),
-    });
-    return () => subscription.unsubscribe();
-  }, [agent]);
+  const [error, , onChatError] = useRunError(agent);
 
   return (
     <main className="app" data-thread-id={agent?.threadId} data-view="a2ui">
@@ -56,7 +47,7 @@ export default function A2UIView() {
       </header>
       <div className="layout">
         <section className="chat" aria-label="Conversation">
-          <CopilotChat onError={({ error: err, code }) => setError((shown) => shown ?? { code: String(code ?? 'error'), message: err?.message ?? String(err) })} />
+          <CopilotChat onError={onChatError} />
         </section>
         <aside className="side">
           <p className="status" role="status" data-running={String(Boolean(agent?.isRunning))}>

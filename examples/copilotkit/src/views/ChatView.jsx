@@ -1,6 +1,7 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { CopilotChat, useAgent } from '@copilotkit/react-core/v2';
 import { agentName, withParams } from '../config.js';
+import { useRunError } from '../components/useRunError.js';
 import InterruptPanel from '../components/InterruptPanel.jsx';
 import SharedState from '../components/SharedState.jsx';
 import { BackgroundTool, BookingCard } from '../components/Tools.jsx';
@@ -15,19 +16,8 @@ const FEATURED = ['streamer', 'asker', 'approver', 'concierge', 'dashboard', 'pa
 // call (useCopilotAction with a render).
 export default function ChatView() {
   const { agent } = useAgent();
-  const [error, setError] = useState(null);
+  const [error, setError, onChatError] = useRunError(agent);
   const [background, setBackground] = useState('');
-
-  // The run's RUN_ERROR as the bridge sent it (its stable code and message);
-  // cleared when the next run starts.
-  useEffect(() => {
-    if (!agent) return undefined;
-    const subscription = agent.subscribe({
-      onRunStartedEvent: () => setError(null),
-      onRunErrorEvent: ({ event }) => setError({ code: event.code ?? 'error', message: event.message }),
-    });
-    return () => subscription.unsubscribe();
-  }, [agent]);
 
   return (
     <main
@@ -52,11 +42,7 @@ export default function ChatView() {
 
       <div className="layout">
         <section className="chat" aria-label="Conversation">
-          <CopilotChat
-            // Failures without a RUN_ERROR (the runtime unreachable, an HTTP
-            // error) reach only CopilotKit's error handler.
-            onError={({ error: err, code }) => setError((shown) => shown ?? { code: String(code ?? 'error'), message: err?.message ?? String(err) })}
-          />
+          <CopilotChat onError={onChatError} />
         </section>
         <aside className="side">
           <p className="status" role="status" data-running={String(Boolean(agent?.isRunning))}>
