@@ -2,6 +2,7 @@
 # measure.sh — the Redis sizing and throughput figures of DEPLOY.md.
 #
 #   deploy/measure.sh [INSTANCES] [RUNS] [CONCURRENCY]     (defaults 3 1000 30)
+#   CLUSTER=3 deploy/measure.sh …                          the same on a Redis Cluster of 3 primaries
 #
 # Builds the bridge and the demo agents, starts a throwaway redis-server
 # (no persistence) and INSTANCES bridge instances sharing it, posts RUNS
@@ -24,11 +25,28 @@ freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0
 
 go build -o "$tmp/" ./cmd/bridge ./examples/cmd/demo-agents
 
-rport=$(freeport)
-redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp" --daemonize no >"$tmp/redis.log" 2>&1 &
-pids+=($!)
-until redis-cli -p "$rport" ping >/dev/null 2>&1; do sleep 0.1; done
-base_mem=$(redis-cli -p "$rport" info memory | sed -n 's/^used_memory:\([0-9]*\).*/\1/p')
+# One server, or CLUSTER primaries (no replicas) joined into a cluster; the
+# figures below add up every node's.
+nodes=()
+for n in $(seq 1 "${CLUSTER:-1}"); do
+	p=$(freeport)
+	mkdir -p "$tmp/redis-$n"
+	extra=()
+	[ -n "${CLUSTER:-}" ] && extra=(--cluster-enabled yes --cluster-config-file "$tmp/redis-$n/nodes.conf")
+	redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no --dir "$tmp/redis-$n" --daemonize no "${extra[@]}" >"$tmp/redis-$n.log" 2>&1 &
+	pids+=($!)
+	nodes+=("$p")
+done
+for p in "${nodes[@]}"; do until redis-cli -p "$p" ping >/dev/null 2>&1; do sleep 0.1; done; done
+if [ -n "${CLUSTER:-}" ]; then
+	redis-cli --cluster create $(for p in "${nodes[@]}"; do printf '127.0.0.1:%s ' "$p"; done) --cluster-replicas 0 --cluster-yes >"$tmp/cluster.log"
+	for p in "${nodes[@]}"; do until redis-cli -p "$p" cluster info | grep -q 'cluster_state:ok'; do sleep 0.1; done; done
+	store="{kind: redis, cluster: [$(for p in "${nodes[@]}"; do printf '"127.0.0.1:%s", ' "$p"; done | sed 's/, $//')]}"
+else
+	store="{kind: redis, url: \"redis://127.0.0.1:${nodes[0]}/0\"}"
+fi
+usedmem() { for p in "${nodes[@]}"; do redis-cli -p "$p" info memory | sed -n 's/^used_memory:\([0-9]*\).*/\1/p'; done | awk '{ s += $1 } END { print s }'; }
+base_mem=$(usedmem)
 
 "$tmp/demo-agents" --listen 127.0.0.1:0 --delay -1ns >"$tmp/agents.out" 2>"$tmp/agents.log" &
 pids+=($!)
@@ -37,7 +55,7 @@ streamer=$(grep -o '"streamer":{"url":"[^"]*"' "$tmp/agents.out" | sed 's/.*"url
 
 cat >"$tmp/bridge.yaml" <<YAML
 listen: 127.0.0.1:0
-store: {kind: redis, url: "redis://127.0.0.1:$rport/0"}
+store: $store
 log: {level: warn}
 agents:
   - name: streamer
@@ -60,27 +78,30 @@ run_one() {
 		grep -c '"type":"RUN_FINISHED"' >/dev/null
 }
 export -f run_one
-rcpu() { redis-cli -p "$rport" info cpu | awk -F: '/^used_cpu_(user|sys):/ { s += $2 } END { print s }'; }
+rcpu() { for p in "${nodes[@]}"; do redis-cli -p "$p" info cpu; done | awk -F: '/^used_cpu_(user|sys):/ { s += $2 } END { print s }'; }
 cpu0=$(rcpu)
 start=$(date +%s.%N)
 while read -r i k; do echo "$i ${urls[$k]}"; done <"$tmp/plan" | xargs -P "$CONC" -n 2 bash -c 'run_one "$0" "$1"'
 end=$(date +%s.%N)
 cpu1=$(rcpu)
 
-mem=$(redis-cli -p "$rport" info memory | sed -n 's/^used_memory:\([0-9]*\).*/\1/p')
-# Journal keys hold a NUL byte (see tasks/redisstore.go), which redis-cli
+mem=$(usedmem)
+# Journal keys ("a2a-bridge:{N}:journal:<agent>\0<thread>", see
+# tasks/store/redisstore) hold a NUL byte, which redis-cli
 # prints escaped: count them inside Redis instead.
-read -r threads events < <(redis-cli -p "$rport" --no-raw eval "local c, k, n = '0', 0, 0
+count='local c, k, n = "0", 0, 0
 repeat
-	local r = redis.call('SCAN', c, 'MATCH', 'a2a-bridge:*:journal', 'COUNT', 1000)
+	local r = redis.call("SCAN", c, "MATCH", "a2a-bridge:*:journal:*", "COUNT", 1000)
 	c = r[1]
-	for _, key in ipairs(r[2]) do k = k + 1; n = n + redis.call('XLEN', key) end
-until c == '0'
-return k .. ' ' .. n" 0 | tr -d '"')
-awk -v runs="$RUNS" -v inst="$INSTANCES" -v conc="$CONC" -v s="$start" -v e="$end" -v ev="$events" -v th="$threads" -v m="$mem" -v b="$base_mem" -v c0="$cpu0" -v c1="$cpu1" 'BEGIN {
-	printf "instances %d, runs %d, concurrency %d\n", inst, runs, conc
+	for _, key in ipairs(r[2]) do k = k + 1; n = n + redis.call("XLEN", key) end
+until c == "0"
+return k .. " " .. n'
+read -r threads events < <(for p in "${nodes[@]}"; do redis-cli -p "$p" --no-raw eval "$count" 0 | tr -d '"'; done |
+	awk '{ k += $1; n += $2 } END { print k, n }')
+awk -v nodes="${#nodes[@]}" -v runs="$RUNS" -v inst="$INSTANCES" -v conc="$CONC" -v s="$start" -v e="$end" -v ev="$events" -v th="$threads" -v m="$mem" -v b="$base_mem" -v c0="$cpu0" -v c1="$cpu1" 'BEGIN {
+	printf "instances %d, redis nodes %d, runs %d, concurrency %d\n", inst, nodes, runs, conc
 	printf "wall %.2fs, %.0f runs/s, %.0f journaled events/s\n", e - s, runs / (e - s), ev / (e - s)
 	printf "threads %d, journaled events %d (%.1f per run)\n", th, ev, ev / th
 	printf "redis CPU %.2fs: %.0f µs per run, %.1f%% of one core\n", c1 - c0, (c1 - c0) * 1e6 / runs, (c1 - c0) * 100 / (e - s)
-	printf "redis used_memory %.1f MiB over an empty server: %.0f bytes per thread, %.0f bytes per event\n", (m - b) / 1048576, (m - b) / th, (m - b) / ev
+	printf "redis used_memory %.1f MiB over empty servers: %.0f bytes per thread, %.0f bytes per event\n", (m - b) / 1048576, (m - b) / th, (m - b) / ev
 }'
