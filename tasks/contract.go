@@ -1,8 +1,6 @@
 package tasks
 
 import (
-	"time"
-
 	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
@@ -15,6 +13,7 @@ type (
 	Entry             = store.Entry
 	MemberRecord      = store.MemberRecord
 	ResolvedInterrupt = store.ResolvedInterrupt
+	ActiveRun         = store.ActiveRun
 	LeaseLister       = store.LeaseLister
 )
 
@@ -26,19 +25,10 @@ var (
 
 // clearActive ends the thread's active run in the record.
 func clearActive(t *Thread) {
-	if t.ActiveRunID != "" {
-		t.LastRunID = t.ActiveRunID
+	if t.Active != nil {
+		t.LastRunID = t.Active.RunID
 	}
-	t.ActiveRunID = ""
-	t.ActiveSince = time.Time{}
-	t.Owner = ""
-	t.LeaseExpires = time.Time{}
-	t.ActiveAfter = 0
-	t.ActiveInput = nil
-	t.ActiveResults = nil
-	t.ActiveTaskID = ""
-	t.CancelRequested = false
-	t.ActiveResolved = nil
+	t.Active = nil
 }
 
 // maxResolved bounds the answered interrupts a thread remembers.

@@ -100,8 +100,11 @@ type driver struct {
 	seq         int64
 	storeFailed bool
 
-	// team is set when the run is a team's (its members do the A2A work;
-	// tr stays nil).
+	// body is what runs between the driver's preamble and its release:
+	// soloRun{d}, or team when the run is a team's (its members do the
+	// A2A work; tr stays nil). team is also what a cancel of the thread
+	// reaches, to cancel every member's task.
+	body runBody
 	team *teamRun
 
 	// started is when the run began (its duration and time to first event
@@ -124,6 +127,33 @@ type runOutput interface {
 	Done() bool
 	Fail(code, message string) []agui.Event
 	Interrupts() []mapping.PendingInterrupt
+}
+
+// runBody is what differs between a single agent's run and a team's. The
+// driver does the rest the same for both: the journal, the lease,
+// timeouts, panics, limits, the phase and the release.
+type runBody interface {
+	// setup builds the run's output before the run starts.
+	setup() runOutput
+	// run does the run's A2A work until the run is done; cancel ends it
+	// with a cause.
+	run(ctx context.Context, cancel context.CancelCauseFunc)
+	// cut is what readers of a run suspended by a shutdown are told last.
+	cut(code, message string) []agui.Event
+	// record writes what the run learned into the thread's record (the
+	// release's update); interrupts are those the run ended with.
+	record(th *Thread, interrupts []mapping.PendingInterrupt)
+}
+
+// soloRun is the body of a single agent's run: the driver's own upstream
+// path (upstream.go) and translator.
+type soloRun struct{ d *driver }
+
+func (s soloRun) cut(code, message string) []agui.Event { return s.d.tr.Fail(code, message) }
+
+// runTeam makes d a team's run.
+func (d *driver) runTeam(t *teamRun) {
+	d.team, d.body = t, t
 }
 
 // runPlan is what a run is to do, decided before it starts — by StartRun,
@@ -156,8 +186,10 @@ type runPlan struct {
 
 // newDriver returns the driver of a run whose events follow seq after.
 func newDriver(s *Service, spec *AgentSpec, th *Thread, in *agui.RunAgentInput, after int64, plan runPlan) *driver {
-	return &driver{svc: s, spec: spec, thread: th, in: in, plan: plan, accepted: make(chan error, 1), done: make(chan struct{}),
+	d := &driver{svc: s, spec: spec, thread: th, in: in, plan: plan, accepted: make(chan error, 1), done: make(chan struct{}),
 		live: newLiveLog(in.ThreadID, after), seq: after, finishing: make(chan struct{})}
+	d.body = soloRun{d}
+	return d
 }
 
 // begin starts the run's span, a child of ctx's (the request's trace, when
@@ -294,12 +326,13 @@ func (d *driver) setup() {
 		_ = d.guard.Check(e) // what the journal holds is what clients hold
 	}
 	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.log, d.live.publish)
-	if d.team != nil {
-		d.team.setup()
-		d.out = d.team.tm
-		return
-	}
-	if id := d.thread.ActiveTaskID; id != "" {
+	d.out = d.body.setup()
+}
+
+// setup builds the run's translator.
+func (s soloRun) setup() runOutput {
+	d := s.d
+	if id := d.thread.Active.TaskID; id != "" {
 		d.nameTask(a2a.TaskID(id), d.thread.ContextID)
 	}
 	d.tr = mapping.New(mapping.Options{
@@ -326,7 +359,7 @@ func (d *driver) setup() {
 		RedactKeys:       d.spec.RedactKeys,
 		A2UIActivities:   a2uiActivities(d.in),
 	})
-	d.out = d.tr
+	return d.tr
 }
 
 // viewIn extracts the bridge's key from a stored shared state.
@@ -352,7 +385,7 @@ func (d *driver) resumedTask() a2a.TaskID {
 // that cancels the task sends none.
 func (d *driver) sentResults() []mapping.SentToolResult {
 	if d.plan.takeover {
-		return d.thread.ActiveResults
+		return d.thread.Active.Results
 	}
 	if d.plan.resume == nil || d.plan.resume.cancel {
 		return nil
@@ -367,7 +400,7 @@ func (d *driver) turn() string {
 	if d.thread.LastRunID == "" || d.thread.LastRunID != d.in.RunID {
 		return ""
 	}
-	return strconv.FormatInt(d.thread.ActiveAfter, 10)
+	return strconv.FormatInt(d.thread.Active.After, 10)
 }
 
 // clientResults are the tool messages the client sent for the calls this
@@ -377,7 +410,7 @@ func (d *driver) clientResults() map[string]string {
 		// The request holds them: a tool message for a call the run
 		// answers got past checkToolResults only as such an echo.
 		calls := map[string]bool{}
-		for _, r := range d.thread.ActiveResults {
+		for _, r := range d.thread.Active.Results {
 			calls[r.Call.ToolCallID] = true
 		}
 		var echoed map[string]string
@@ -402,7 +435,7 @@ func (d *driver) clientResults() map[string]string {
 // earlierArtifacts are the artifacts of the thread's current task shown by
 // earlier runs, when this run continues that task.
 func (d *driver) earlierArtifacts() []a2a.ArtifactID {
-	task := d.thread.ActiveTaskID
+	task := d.thread.Active.TaskID
 	if d.plan.resume != nil {
 		task = string(d.plan.resume.taskID)
 	}
@@ -486,11 +519,13 @@ func (d *driver) drive() {
 		d.finish()
 	}()
 
-	if d.team != nil {
-		d.team.run(ctx)
-		return
-	}
+	d.body.run(ctx, cancel)
+}
 
+// run sends the run's message to the agent (or continues, cancels or
+// re-authorizes its task) and delivers what comes back.
+func (s soloRun) run(ctx context.Context, cancel context.CancelCauseFunc) {
+	d := s.d
 	if d.plan.takeover {
 		d.reattach(ctx)
 		return
@@ -678,7 +713,7 @@ func (d *driver) deliver(ev a2a.Event) bool {
 	if len(out) > 0 && d.idle != nil {
 		d.idle.Reset(d.spec.IdleTimeout)
 	}
-	if id := d.tr.TaskID(); id != "" && !d.taskNoted && d.thread.ActiveTaskID == "" {
+	if id := d.tr.TaskID(); id != "" && !d.taskNoted && d.thread.Active.TaskID == "" {
 		d.taskNoted = true
 		// Before the goroutine below, which logs, starts.
 		d.nameTask(id, d.tr.ContextID())
@@ -709,18 +744,18 @@ func (d *driver) noteTask(id a2a.TaskID) {
 	defer cancel()
 	ours := false
 	cur, _, err := d.svc.updateThread(ctx, d.thread.Key, nil, func(cur *Thread) bool {
-		ours = cur.ActiveRunID == d.in.RunID
-		if !ours || cur.ActiveTaskID != "" {
+		ours = cur.Running(d.in.RunID)
+		if !ours || cur.Active.TaskID != "" {
 			return false
 		}
-		cur.ActiveTaskID = string(id)
+		cur.Active.TaskID = string(id)
 		return true
 	})
 	if err != nil {
 		d.log.Warn("record the run's task", "err", err)
 		return
 	}
-	if ours && cur.CancelRequested {
+	if ours && cur.Active.CancelRequested {
 		d.sendCancel(id)
 	}
 }
@@ -936,11 +971,7 @@ func (d *driver) leave() {
 func (d *driver) suspendWith(message string) {
 	d.journal.flush()
 	var tail []agui.Envelope
-	closing := d.out.Fail
-	if d.team != nil {
-		closing = d.team.cut
-	}
-	for _, e := range closing(CodeServerShutdown, message) {
+	for _, e := range d.body.cut(CodeServerShutdown, message) {
 		if d.guard.Check(e) != nil {
 			continue
 		}
@@ -983,34 +1014,7 @@ func (d *driver) finalize(terminal ...Entry) {
 		}
 		cancel()
 	}
-	released := d.svc.release(d.thread, func(th *Thread) {
-		if d.team != nil {
-			if d.reached {
-				d.team.record(th)
-			}
-			return
-		}
-		learnTask(d.tr, &th.ContextID, &th.TaskID, &th.TaskState, &th.TaskArtifacts)
-		if !d.reached {
-			return
-		}
-		// The agent took part in this run: answered interrupts are gone,
-		// the ones this run ended with are pending.
-		th.Interrupts = interrupts
-		if d.plan.resume != nil {
-			th.Resolved = appendResolved(th.Resolved, d.plan.resume.resolved)
-		}
-		th.Messages = d.tr.Conversation()
-		if !d.stateRejected {
-			th.State = d.tr.State()
-			th.StateVersion = d.tr.StateVersion()
-		}
-		th.FrontendCalls = d.tr.FrontendCalls()
-		mergeToolCalls(th, d.tr.ToolCalls())
-		if d.sentInput {
-			th.SeenMessageIDs = appendSeen(th.SeenMessageIDs, d.plan.newIDs)
-		}
-	}, terminal...)
+	released := d.svc.release(d.thread, func(th *Thread) { d.body.record(th, interrupts) }, terminal...)
 	// Reported before readers get the terminal event: a client that scrapes
 	// /metrics once its stream ended sees the run.
 	d.observeEnd("", "")
@@ -1024,6 +1028,33 @@ func (d *driver) finalize(terminal ...Entry) {
 		if d.journal.flush() != nil {
 			d.live.publish(terminal)
 		}
+	}
+}
+
+// record writes what the run learned into the thread's record: the task,
+// and, when the agent took part in the run, the conversation, state and
+// interrupts it ended with.
+func (s soloRun) record(th *Thread, interrupts []mapping.PendingInterrupt) {
+	d := s.d
+	learnTask(d.tr, &th.ContextID, &th.TaskID, &th.TaskState, &th.TaskArtifacts)
+	if !d.reached {
+		return
+	}
+	// The agent took part in this run: answered interrupts are gone,
+	// the ones this run ended with are pending.
+	th.Interrupts = interrupts
+	if d.plan.resume != nil {
+		th.Resolved = appendResolved(th.Resolved, d.plan.resume.resolved)
+	}
+	th.Messages = d.tr.Conversation()
+	if !d.stateRejected {
+		th.State = d.tr.State()
+		th.StateVersion = d.tr.StateVersion()
+	}
+	th.FrontendCalls = d.tr.FrontendCalls()
+	mergeToolCalls(th, d.tr.ToolCalls())
+	if d.sentInput {
+		th.SeenMessageIDs = appendSeen(th.SeenMessageIDs, d.plan.newIDs)
 	}
 }
 

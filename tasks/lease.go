@@ -28,8 +28,14 @@ var errLeaseLost = errors.New("another bridge instance adopted the run")
 // leaseLapsed reports whether th's active run belongs to another instance
 // whose lease has lapsed.
 func (s *Service) leaseLapsed(th *Thread) bool {
-	return s.lease > 0 && th.ActiveRunID != "" && th.Owner != s.instance &&
-		!th.LeaseExpires.IsZero() && time.Now().After(th.LeaseExpires)
+	a := th.Active
+	return s.lease > 0 && a != nil && a.Owner != s.instance &&
+		!a.LeaseExpires.IsZero() && time.Now().After(a.LeaseExpires)
+}
+
+// owns reports whether runID is th's active run and this instance runs it.
+func (s *Service) owns(th *Thread, runID string) bool {
+	return th.Running(runID) && th.Active.Owner == s.instance
 }
 
 // scanLeases adopts, every lease/2 (jittered, so that instances started
@@ -132,9 +138,9 @@ func (d *driver) renew() bool {
 	defer cancel()
 	ours := false
 	cur, _, err := d.svc.updateThread(ctx, d.thread.Key, nil, func(cur *Thread) bool {
-		ours = cur.ActiveRunID == d.in.RunID && cur.Owner == d.svc.instance
+		ours = d.svc.owns(cur, d.in.RunID)
 		if ours {
-			cur.LeaseExpires = time.Now().Add(d.svc.lease)
+			cur.Active.LeaseExpires = time.Now().Add(d.svc.lease)
 		}
 		return ours
 	})
@@ -158,12 +164,12 @@ func (d *driver) renew() bool {
 // only checks the task's state and, once it is cancelled, gives the
 // agent's stream the usual grace period to say so.
 func (d *driver) noticeCancel(ctx context.Context, cur *Thread) {
-	if !cur.CancelRequested || cur.ActiveTaskID == "" || d.team != nil || d.agent == nil || d.cancelledTask() != nil {
+	if !cur.Active.CancelRequested || cur.Active.TaskID == "" || d.team != nil || d.agent == nil || d.cancelledTask() != nil {
 		return
 	}
 	c, cancel := context.WithTimeout(ctx, d.spec.RequestTimeout)
 	defer cancel()
-	task, err := d.agent.GetTask(c, a2a.TaskID(cur.ActiveTaskID))
+	task, err := d.agent.GetTask(c, a2a.TaskID(cur.Active.TaskID))
 	if err != nil {
 		return
 	}
@@ -177,10 +183,10 @@ func (d *driver) handOver() {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 5*time.Second)
 	defer cancel()
 	_, _, _ = d.svc.updateThread(ctx, d.thread.Key, nil, func(cur *Thread) bool {
-		if cur.ActiveRunID != d.in.RunID || cur.Owner != d.svc.instance {
+		if !d.svc.owns(cur, d.in.RunID) {
 			return false
 		}
-		cur.LeaseExpires = time.Now()
+		cur.Active.LeaseExpires = time.Now()
 		return true
 	})
 }

@@ -78,7 +78,7 @@ func leaseKeepsThreadBusy(t *testing.T, store Store) {
 	b := newInstance(t, store, "B", agent)
 	run := must(a.StartRun(t.Context(), "a", input("th", "r1")))
 	first, err := store.GetThread(t.Context(), run.Key)
-	if err != nil || first.Owner != "A" || first.LeaseExpires.IsZero() {
+	if err != nil || first.Active == nil || first.Active.Owner != "A" || first.Active.LeaseExpires.IsZero() {
 		t.Fatalf("claimed thread: %+v, %v", first, err)
 	}
 	deadline := time.Now().Add(3 * testLease)
@@ -91,15 +91,15 @@ func leaseKeepsThreadBusy(t *testing.T, store Store) {
 		time.Sleep(testLease / 5)
 	}
 	th, err := store.GetThread(t.Context(), run.Key)
-	if err != nil || th.Owner != "A" || !th.LeaseExpires.After(first.LeaseExpires) {
-		t.Fatalf("after 3 leases the run is A's with a renewed lease: %+v (first expiry %v), %v", th, first.LeaseExpires, err)
+	if err != nil || th.Active == nil || th.Active.Owner != "A" || !th.Active.LeaseExpires.After(first.Active.LeaseExpires) {
+		t.Fatalf("after 3 leases the run is A's with a renewed lease: %+v (first expiry %v), %v", th.Active, first.Active.LeaseExpires, err)
 	}
 	close(agent.release)
 	events := collect(t, run)
 	if got := text(events); got != "Hello world." {
 		t.Fatalf("text %q", got)
 	}
-	if th, _ := store.GetThread(t.Context(), run.Key); th.ActiveRunID != "" || !th.LeaseExpires.IsZero() || th.Owner != "" {
+	if th, _ := store.GetThread(t.Context(), run.Key); th.Active != nil {
 		t.Fatalf("released thread keeps its lease: %+v", th)
 	}
 }
@@ -140,7 +140,7 @@ func lapsedLeaseIsAdopted(t *testing.T, store Store, v1 bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	th.LeaseExpires = time.Now().Add(testLease)
+	th.Active.LeaseExpires = time.Now().Add(testLease)
 	if _, err := store.PutThread(t.Context(), th); err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func lapsedLeaseIsAdopted(t *testing.T, store Store, v1 bool) {
 		t.Fatal(err)
 	}
 	events := collect(t, follow)
-	if time.Now().Before(th.LeaseExpires) {
+	if time.Now().Before(th.Active.LeaseExpires) {
 		t.Fatal("the run was adopted before its lease lapsed")
 	}
 	if err := agui.CheckStream(v1, events); err != nil {
@@ -168,7 +168,7 @@ func lapsedLeaseIsAdopted(t *testing.T, store Store, v1 bool) {
 		t.Fatalf("the run ends with %s", events[len(events)-1].Type())
 	}
 	th, err = store.GetThread(t.Context(), run.Key)
-	if err != nil || th.ActiveRunID != "" || th.TaskState != string(a2a.TaskStateCompleted) {
+	if err != nil || th.Active != nil || th.TaskState != string(a2a.TaskStateCompleted) {
 		t.Fatalf("thread after the adoption: %+v %v", th, err)
 	}
 }
@@ -193,7 +193,7 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	th.Owner, th.LeaseExpires = "B", time.Now().Add(time.Hour)
+	th.Active.Owner, th.Active.LeaseExpires = "B", time.Now().Add(time.Hour)
 	if _, err := store.PutThread(t.Context(), th); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 		t.Fatalf("the stream on A ends with %+v", e)
 	}
 	after, err := store.GetThread(t.Context(), run.Key)
-	if err != nil || after.Owner != "B" || after.ActiveRunID != "r1" {
+	if err != nil || !after.Running("r1") || after.Active.Owner != "B" {
 		t.Fatalf("A touched the adopted thread: %+v %v", after, err)
 	}
 	if now, _ := store.LastSeq(t.Context(), run.Key); now != last {
@@ -228,7 +228,7 @@ func TestCancelOnAnotherInstance(t *testing.T) {
 	run := must(a.StartRun(t.Context(), "a", in))
 	waitFor(t, func() bool {
 		th, err := store.GetThread(t.Context(), run.Key)
-		return err == nil && th.ActiveTaskID == "task-1"
+		return err == nil && th.Active != nil && th.Active.TaskID == "task-1"
 	})
 	v, err := b.Cancel(t.Context(), "a", "th")
 	if err != nil {
@@ -267,7 +267,7 @@ func TestShutdownHandsTheRunOver(t *testing.T) {
 	})
 	kill(a)
 	th, err := store.GetThread(t.Context(), run.Key)
-	if err != nil || th.ActiveRunID != "r1" || th.Owner != "A" || th.LeaseExpires.After(time.Now()) {
+	if err != nil || !th.Running("r1") || th.Active.Owner != "A" || th.Active.LeaseExpires.After(time.Now()) {
 		t.Fatalf("after the shutdown the run stays, its lease ended: %+v %v", th, err)
 	}
 }

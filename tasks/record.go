@@ -64,10 +64,10 @@ func (s *Service) updateThread(ctx context.Context, key ThreadKey, last *Thread,
 // earlier one had, or the run ended meanwhile).
 func (s *Service) markCancel(ctx context.Context, th *Thread) (*Thread, bool, error) {
 	return s.updateThread(ctx, th.Key, th, func(cur *Thread) bool {
-		if cur.ActiveRunID == "" || s.stale(cur) || cur.CancelRequested {
+		if !s.running(cur) || cur.Active.CancelRequested {
 			return false
 		}
-		cur.CancelRequested = true
+		cur.Active.CancelRequested = true
 		return true
 	})
 }

@@ -543,7 +543,7 @@ func TestStaleRunOfADeadProcess(t *testing.T) {
 	t.Parallel()
 	store := store.NewMemoryStore()
 	key := ThreadKey{Agent: "a", ThreadID: "th"}
-	if _, err := store.PutThread(t.Context(), &Thread{Key: key, ActiveRunID: "r0", Owner: "dead-process"}); err != nil {
+	if _, err := store.PutThread(t.Context(), &Thread{Key: key, Active: &ActiveRun{RunID: "r0", Owner: "dead-process"}}); err != nil {
 		t.Fatal(err)
 	}
 	agent := &scriptedAgent{streaming: true, stream: []scripted{{ev: &a2a.Message{ID: "m", Role: a2a.RoleAgent,

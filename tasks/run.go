@@ -141,7 +141,7 @@ func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 				yield(agui.Envelope{}, err)
 				return
 			}
-			if th.ActiveRunID == "" {
+			if th.Active == nil {
 				// A run ends with its release, written with its terminal
 				// event, maybe just after the read above: read once more.
 				if !released {
@@ -151,7 +151,7 @@ func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 				return
 			}
 			released = false
-			if d = r.svc.driving(r.Key, th.ActiveRunID); d != nil {
+			if d = r.svc.driving(r.Key, th.Active.RunID); d != nil {
 				continue
 			}
 			if err := r.waitElsewhere(ctx, after); err != nil {
@@ -215,7 +215,7 @@ func (s *Service) Poll(ctx context.Context, agent, threadID string, after int64,
 	if err != nil {
 		return nil, storeError(err)
 	}
-	if len(entries) == 0 && th.ActiveRunID != "" && wait > 0 {
+	if len(entries) == 0 && th.Active != nil && wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, wait)
 		err := s.store.Wait(wctx, th.Key, after)
 		cancel()
@@ -240,6 +240,6 @@ func (s *Service) Poll(ctx context.Context, agent, threadID string, after int64,
 	if err != nil {
 		return nil, storeError(err)
 	}
-	res.Done = th.ActiveRunID == "" && res.Next >= last
+	res.Done = th.Active == nil && res.Next >= last
 	return res, nil
 }

@@ -355,7 +355,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	if err != nil {
 		return nil, &Error{Code: agui.CodeInvalidInput, Message: err.Error()}
 	}
-	if current.ActiveRunID != "" && !s.stale(current) {
+	if s.running(current) {
 		if s.leaseLapsed(current) {
 			// The run's instance died: adopt the run now rather than at
 			// the next scan. The thread stays busy until it ends.
@@ -366,7 +366,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		if rp := activeReplay(current, in); rp != nil {
 			return &Run{Key: key, RunID: rp.runID, svc: s, after: rp.after, driver: s.driving(key, rp.runID)}, nil
 		}
-		return nil, threadBusy(key, current.ActiveRunID)
+		return nil, threadBusy(key, current.Active.RunID)
 	}
 	action, err := s.planA2UIAction(ctx, spec, team, current, in)
 	if err != nil {
@@ -430,7 +430,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	if team != nil {
 		// Each member connects on its own: one that is down does not
 		// stop the others.
-		d.team = newTeamRun(d, team, c)
+		d.runTeam(newTeamRun(d, team, c))
 	} else {
 		agent, err := spec.Connect(ctx)
 		if err != nil {
@@ -502,17 +502,19 @@ type claimed struct {
 func (s *Service) claim(ctx context.Context, th *Thread, c claimed) (*Thread, error) {
 	th = th.Clone()
 	clearActive(th)
-	th.ActiveRunID = c.runID
-	th.ActiveSince = time.Now()
-	th.Owner = s.instance
-	if s.lease > 0 {
-		th.LeaseExpires = time.Now().Add(s.lease)
+	th.Active = &ActiveRun{
+		RunID:    c.runID,
+		Since:    time.Now(),
+		Owner:    s.instance,
+		After:    c.after,
+		Input:    c.input,
+		Results:  c.results,
+		Resolved: c.answering,
+		TaskID:   string(c.task),
 	}
-	th.ActiveAfter = c.after
-	th.ActiveInput = c.input
-	th.ActiveResults = c.results
-	th.ActiveResolved = c.answering
-	th.ActiveTaskID = string(c.task)
+	if s.lease > 0 {
+		th.Active.LeaseExpires = time.Now().Add(s.lease)
+	}
 	v, err := s.store.PutThread(ctx, th)
 	if errors.Is(err, ErrConflict) {
 		return nil, threadBusy(th.Key, "another run")
@@ -533,18 +535,22 @@ func ownedBy(ctx context.Context, th *Thread) bool {
 // no longer exists: with an exclusive store (memory, embedded) only this
 // process writes, so a run it does not own died with an earlier process.
 func (s *Service) stale(th *Thread) bool {
-	return s.exclusive && th.Owner != s.instance
+	return s.exclusive && th.Active != nil && th.Active.Owner != s.instance
 }
+
+// running reports whether th has an active run that is alive: not one an
+// earlier process of an exclusive store left behind.
+func (s *Service) running(th *Thread) bool { return th.Active != nil && !s.stale(th) }
 
 // activeReplay matches a resume identical to the one the active run is
 // answering.
 func activeReplay(th *Thread, in *agui.RunAgentInput) *replay {
-	if len(in.Resume) == 0 || len(th.ActiveResolved) == 0 {
+	if len(in.Resume) == 0 || len(th.Active.Resolved) == 0 {
 		return nil
 	}
 	for _, r := range in.Resume {
 		ok := false
-		for _, a := range th.ActiveResolved {
+		for _, a := range th.Active.Resolved {
 			if a.ID == r.InterruptID && a.Status == r.Status && a.PayloadHash == payloadHash(r.Payload) {
 				ok = true
 			}
@@ -553,7 +559,8 @@ func activeReplay(th *Thread, in *agui.RunAgentInput) *replay {
 			return nil
 		}
 	}
-	return &replay{runID: th.ActiveResolved[0].RunID, after: th.ActiveResolved[0].AfterSeq}
+	first := th.Active.Resolved[0]
+	return &replay{runID: first.RunID, after: first.AfterSeq}
 }
 
 // rejectedRun answers a resume that breaks the interrupt contract with
@@ -613,7 +620,7 @@ func (s *Service) release(th *Thread, update func(*Thread), entries ...Entry) bo
 	defer cancel()
 	released := false
 	err := s.retryThread(ctx, th.Key, nil, func(cur *Thread) error {
-		if cur.ActiveRunID != th.ActiveRunID || cur.Owner != th.Owner {
+		if !cur.Running(th.Active.RunID) || cur.Active.Owner != th.Active.Owner {
 			// Another instance adopted the run (this one's lease lapsed):
 			// the run is its to end.
 			return nil

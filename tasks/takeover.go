@@ -62,7 +62,7 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if th.ActiveRunID == "" || (!s.stale(th) && !s.leaseLapsed(th)) {
+	if th.Active == nil || (!s.stale(th) && !s.leaseLapsed(th)) {
 		return false, nil
 	}
 	// An agent this process's config does not have (removed by a reload,
@@ -73,18 +73,19 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 		s.log.Warn("a run to take over is of an agent not configured here; left", "agent", key.Agent, "thread_id", key.ThreadID)
 		return false, nil
 	}
-	in := &agui.RunAgentInput{ThreadID: key.ThreadID, RunID: th.ActiveRunID}
-	if len(th.ActiveInput) > 0 {
-		if err := json.Unmarshal(th.ActiveInput, in); err != nil {
+	active := th.Active
+	in := &agui.RunAgentInput{ThreadID: key.ThreadID, RunID: active.RunID}
+	if len(active.Input) > 0 {
+		if err := json.Unmarshal(active.Input, in); err != nil {
 			s.log.Warn("the run's recorded request does not decode; continuing without it", "thread_id", key.ThreadID, "err", err)
-			in = &agui.RunAgentInput{ThreadID: key.ThreadID, RunID: th.ActiveRunID}
+			in = &agui.RunAgentInput{ThreadID: key.ThreadID, RunID: active.RunID}
 		}
 	}
 	// Claim it: this process owns the run from now on.
 	next := th.Clone()
-	next.Owner = s.instance
+	next.Active.Owner = s.instance
 	if s.lease > 0 {
-		next.LeaseExpires = time.Now().Add(s.lease)
+		next.Active.LeaseExpires = time.Now().Add(s.lease)
 	}
 	v, err := s.store.PutThread(ctx, next)
 	if errors.Is(err, ErrConflict) {
@@ -98,7 +99,7 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 	// appending once it sees the claim, so the journal read now is the one
 	// this driver continues. A failure here leaves the claim to lapse and
 	// the run to be adopted again.
-	prior, err := s.runEvents(ctx, key, th.ActiveRunID, th.ActiveAfter)
+	prior, err := s.runEvents(ctx, key, active.RunID, active.After)
 	if err != nil {
 		return false, err
 	}
@@ -112,7 +113,8 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 		// A team run's members each had their own stream; they are not
 		// followed again. The run ends here, its members' tasks go on,
 		// and the thread's next run sees where they are.
-		d.spec, d.team = cat.teamAgentSpec(team), newTeamRun(d, team, cat)
+		d.spec = cat.teamAgentSpec(team)
+		d.runTeam(newTeamRun(d, team, cat))
 		d.begin(ctx, trace.SpanKindInternal)
 		started = true
 		s.register(d)
@@ -174,7 +176,7 @@ func (d *driver) reattach(ctx context.Context) {
 		d.svc.release(d.thread, nil)
 		return
 	}
-	id := a2a.TaskID(d.thread.ActiveTaskID)
+	id := a2a.TaskID(d.thread.Active.TaskID)
 	if id == "" {
 		id = d.tr.TaskID()
 	}

@@ -134,8 +134,8 @@ func newTeamRun(d *driver, spec *TeamSpec, cat *agentCatalog) *teamRun {
 	return &teamRun{d: d, spec: spec, specs: cat.agents, v1: d.in.IsV1(), msgs: make(chan memberMsg, 64)}
 }
 
-// setupTeam builds the run's Team; the driver's shell does the rest.
-func (t *teamRun) setup() {
+// setup builds the run's Team; the driver's shell does the rest.
+func (t *teamRun) setup() runOutput {
 	d := t.d
 	t.tm = mapping.NewTeam(mapping.TeamOptions{
 		ThreadID:     d.in.ThreadID,
@@ -152,6 +152,7 @@ func (t *teamRun) setup() {
 		Reconcile:    d.plan.reconcile,
 		Resumed:      d.plan.takeover,
 	})
+	return t.tm
 }
 
 // join adds a member to the run and starts its upstream work.
@@ -212,8 +213,9 @@ func (t *teamRun) description(ctx context.Context, name string) string {
 	return ""
 }
 
-// run drives the team's members to the end of the run.
-func (t *teamRun) run(ctx context.Context) {
+// run drives the team's members to the end of the run (each member's
+// upstream has its own stop).
+func (t *teamRun) run(ctx context.Context, _ context.CancelCauseFunc) {
 	d := t.d
 	switch {
 	case d.plan.resume != nil:
@@ -644,8 +646,11 @@ func (t *teamRun) cancelIfAsked(m *memberRun) {
 }
 
 // record writes what a team run learned to the thread (the release's
-// update).
-func (t *teamRun) record(th *Thread) {
+// update), once some member's agent took part in it.
+func (t *teamRun) record(th *Thread, interrupts []mapping.PendingInterrupt) {
+	if !t.d.reached {
+		return
+	}
 	if th.Members == nil {
 		th.Members = map[string]*MemberRecord{}
 	}
@@ -658,7 +663,7 @@ func (t *teamRun) record(th *Thread) {
 		learnTask(m.tr.Translator, &rec.ContextID, &rec.TaskID, &rec.TaskState, &rec.TaskArtifacts)
 		mergeToolCalls(th, m.tr.ToolCalls())
 	}
-	th.Interrupts = t.tm.Interrupts()
+	th.Interrupts = interrupts
 	if t.d.plan.resume != nil {
 		th.Resolved = appendResolved(th.Resolved, t.d.plan.resume.resolved)
 	}

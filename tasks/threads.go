@@ -106,7 +106,10 @@ func (s *Service) Thread(ctx context.Context, agent, threadID string) (*ThreadVi
 func viewOf(th *Thread) *ThreadView {
 	v := &ThreadView{Agent: th.Key.Agent, ThreadID: th.Key.ThreadID, ContextID: th.ContextID,
 		Messages: th.Messages, State: th.State, PendingInterrupts: []InterruptView{},
-		ActiveRunID: th.ActiveRunID, Version: th.Version, UpdatedAt: th.UpdatedAt}
+		Version: th.Version, UpdatedAt: th.UpdatedAt}
+	if th.Active != nil {
+		v.ActiveRunID = th.Active.RunID
+	}
 	if v.Messages == nil {
 		v.Messages = []agui.Message{}
 	}
@@ -153,7 +156,7 @@ func (s *Service) Cancel(ctx context.Context, agent, threadID string) (*ThreadVi
 	if s.teamSpec(agent) != nil {
 		return s.cancelTeam(ctx, th)
 	}
-	if th.ActiveRunID != "" && !s.stale(th) {
+	if s.running(th) {
 		return s.cancelRun(ctx, th)
 	}
 	return s.cancelIdle(ctx, th)
@@ -164,14 +167,14 @@ func (s *Service) Cancel(ctx context.Context, agent, threadID string) (*ThreadVi
 // member's task that is still open, and the thread's pending interrupts.
 func (s *Service) cancelTeam(ctx context.Context, th *Thread) (*ThreadView, error) {
 	res := &CancelResultView{}
-	if th.ActiveRunID != "" && !s.stale(th) {
+	if s.running(th) {
 		cur, asked, err := s.markCancel(ctx, th)
 		if err != nil {
 			return nil, storeError(err)
 		}
-		if cur.ActiveRunID != "" && !s.stale(cur) {
+		if s.running(cur) {
 			res.Requested, res.Repeated = true, !asked
-			if d := s.driving(cur.Key, cur.ActiveRunID); d != nil && d.team != nil {
+			if d := s.driving(cur.Key, cur.Active.RunID); d != nil && d.team != nil {
 				d.team.requestCancel()
 			}
 			v := viewOf(cur)
@@ -201,7 +204,7 @@ func (s *Service) cancelTeam(ctx context.Context, th *Thread) (*ThreadView, erro
 		rec.TaskState = string(task.Status.State)
 	}
 	th, err := s.recordCancel(ctx, th, func(cur *Thread) bool {
-		if cur.ActiveRunID != "" && !s.stale(cur) {
+		if s.running(cur) {
 			return false
 		}
 		for name, rec := range th.Members {
@@ -225,7 +228,7 @@ func (s *Service) cancelRun(ctx context.Context, th *Thread) (*ThreadView, error
 	if err != nil {
 		return nil, storeError(err)
 	}
-	if th.ActiveRunID == "" || s.stale(th) {
+	if !s.running(th) {
 		return s.cancelIdle(ctx, th) // the run ended meanwhile
 	}
 	if !asked {
@@ -234,7 +237,7 @@ func (s *Service) cancelRun(ctx context.Context, th *Thread) (*ThreadView, error
 		return v, nil
 	}
 	res := &CancelResultView{Requested: true, TaskState: th.TaskState}
-	if th.ActiveTaskID == "" {
+	if th.Active.TaskID == "" {
 		// The run records the task when the agent names it, sees this
 		// request and sends CancelTask then.
 		res.WaitingForTask = true
@@ -250,13 +253,13 @@ func (s *Service) cancelRun(ctx context.Context, th *Thread) (*ThreadView, error
 	var task *a2a.Task
 	if err == nil {
 		cctx, cancel := context.WithTimeout(ctx, spec.RequestTimeout)
-		task, err = conn.CancelTask(cctx, a2a.TaskID(th.ActiveTaskID))
+		task, err = conn.CancelTask(cctx, a2a.TaskID(th.Active.TaskID))
 		cancel()
 	}
 	switch {
 	case err == nil:
 		res.TaskState = string(task.Status.State)
-		if d := s.driving(th.Key, th.ActiveRunID); d != nil {
+		if d := s.driving(th.Key, th.Active.RunID); d != nil {
 			d.cancelAccepted(task)
 		}
 	case errors.Is(err, a2a.ErrTaskNotCancelable):
@@ -278,10 +281,10 @@ func (s *Service) forgetCancel(th *Thread) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 10*time.Second)
 	defer cancel()
 	_, _, _ = s.updateThread(ctx, th.Key, nil, func(cur *Thread) bool {
-		if cur.ActiveRunID != th.ActiveRunID || !cur.CancelRequested {
+		if !cur.Running(th.Active.RunID) || !cur.Active.CancelRequested {
 			return false
 		}
-		cur.CancelRequested = false
+		cur.Active.CancelRequested = false
 		return true
 	})
 }
@@ -313,10 +316,10 @@ func (s *Service) cancelIdle(ctx context.Context, th *Thread) (*ThreadView, erro
 	res.Requested = requested
 	state := string(task.Status.State)
 	res.TaskState = state
-	if th.ActiveRunID == "" {
+	if th.Active == nil {
 		taskID := th.TaskID
 		if th, err = s.recordCancel(ctx, th, func(cur *Thread) bool {
-			if cur.ActiveRunID != "" || cur.TaskID != taskID {
+			if cur.Active != nil || cur.TaskID != taskID {
 				return false
 			}
 			cur.TaskState = state

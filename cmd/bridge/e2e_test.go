@@ -786,7 +786,7 @@ func TestAuthRequiredResumedBeforeSignIn(t *testing.T) {
 		// Sign in once the resume run is under way.
 		for i := 0; i < 500; i++ {
 			th, err := b.store.GetThread(context.Background(), tasks.ThreadKey{Agent: "signin", ThreadID: "th-auth-2"})
-			if err == nil && th.ActiveRunID == "run-2" {
+			if err == nil && th.Running("run-2") {
 				http.Post(b.demo.URL("signin")+"authorize?task="+taskID, "text/plain", nil)
 				return
 			}

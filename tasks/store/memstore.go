@@ -94,7 +94,7 @@ func (m *MemoryStore) ActiveThreads(context.Context) ([]ThreadKey, error) {
 	defer m.mu.Unlock()
 	var out []ThreadKey
 	for k, t := range m.threads {
-		if t.rec != nil && t.rec.ActiveRunID != "" {
+		if t.rec != nil && t.rec.Active != nil {
 			out = append(out, k)
 		}
 	}

@@ -48,46 +48,20 @@ type Thread struct {
 	// agent, so a run sends only what the agent has not seen.
 	SeenMessageIDs []string `json:"seenMessageIds,omitempty"`
 
-	// ActiveRunID is the run in progress ("" when none): one active run
-	// per thread.
-	ActiveRunID string `json:"activeRunId,omitempty"`
+	// Active is the run in progress, nil when none: one active run per
+	// thread. Releasing the thread is setting it to nil, so no field of a
+	// finished run can linger. Its fields are stored flat beside the
+	// thread's (see MarshalJSON): the storage format predates the type.
+	Active *ActiveRun `json:"-"`
 	// LastRunID is the run before the active one (the last run when none
 	// is active): a client that reuses it (CopilotKit's resume) gets a run
 	// whose ids differ from that run's.
 	LastRunID string `json:"lastRunId,omitempty"`
-	// ActiveSince is when the active run started.
-	ActiveSince time.Time `json:"activeSince,omitzero"`
 	// Principal is who created the thread (the authenticated caller; ""
 	// without auth). Only the same principal can see or use it: anyone
 	// else is told it does not exist. Records written before auth existed
 	// have none and belong to unauthenticated callers.
 	Principal string `json:"principal,omitempty"`
-	// Owner is the bridge instance running the active run. An embedded
-	// store has one writer, so a run owned by an earlier process is dead.
-	Owner string `json:"owner,omitempty"`
-	// LeaseExpires is when Owner's claim on the active run lapses unless
-	// renewed (shared stores only; zero otherwise). Past it, the owner is
-	// taken for dead and another instance may adopt the run.
-	LeaseExpires time.Time `json:"leaseExpires,omitzero"`
-	// ActiveAfter is the journal's last sequence number when the active
-	// run started: its events follow it.
-	ActiveAfter int64 `json:"activeAfter,omitempty"`
-	// ActiveInput is the active run's request (RunAgentInput JSON) and
-	// ActiveResults the tool-call answers its message carries, so a bridge
-	// that takes the run over (after a restart) translates it as the run
-	// began.
-	ActiveInput   json.RawMessage          `json:"activeInput,omitempty"`
-	ActiveResults []mapping.SentToolResult `json:"activeResults,omitempty"`
-	// ActiveTaskID is the A2A task the active run follows, once known: set
-	// when the run starts if it continues a task, else as soon as the agent
-	// names it. A cancel request reaches the task through it.
-	ActiveTaskID string `json:"activeTaskId,omitempty"`
-	// CancelRequested says a cancel of the active run was asked for: a
-	// second request sends nothing more, and a run whose task was not known
-	// yet cancels it the moment the agent names it.
-	CancelRequested bool `json:"cancelRequested,omitempty"`
-	// ActiveResolved are the interrupts the active run is answering.
-	ActiveResolved []ResolvedInterrupt `json:"activeResolved,omitempty"`
 
 	// Messages is the conversation after the last run (the client's
 	// messages with their ids, then the bridge's), and State the shared
@@ -119,6 +93,74 @@ type Thread struct {
 	UpdatedAt time.Time `json:"updatedAt,omitzero"`
 }
 
+// ActiveRun is what a thread records of its run in progress: enough for
+// this instance to renew its claim and for another to take the run over.
+type ActiveRun struct {
+	// RunID is the run in progress.
+	RunID string `json:"activeRunId"`
+	// Since is when it started.
+	Since time.Time `json:"activeSince,omitzero"`
+	// Owner is the bridge instance running it. An embedded store has one
+	// writer, so a run owned by an earlier process is dead.
+	Owner string `json:"owner,omitempty"`
+	// LeaseExpires is when Owner's claim lapses unless renewed (shared
+	// stores only; zero otherwise). Past it, the owner is taken for dead
+	// and another instance may adopt the run.
+	LeaseExpires time.Time `json:"leaseExpires,omitzero"`
+	// After is the journal's last sequence number when the run started:
+	// its events follow it.
+	After int64 `json:"activeAfter,omitempty"`
+	// Input is the run's request (RunAgentInput JSON) and Results the
+	// tool-call answers its message carries, so a bridge that takes the
+	// run over (after a restart) translates it as the run began.
+	Input   json.RawMessage          `json:"activeInput,omitempty"`
+	Results []mapping.SentToolResult `json:"activeResults,omitempty"`
+	// TaskID is the A2A task the run follows, once known: set when the run
+	// starts if it continues a task, else as soon as the agent names it. A
+	// cancel request reaches the task through it.
+	TaskID string `json:"activeTaskId,omitempty"`
+	// CancelRequested says a cancel of the run was asked for: a second
+	// request sends nothing more, and a run whose task was not known yet
+	// cancels it the moment the agent names it.
+	CancelRequested bool `json:"cancelRequested,omitempty"`
+	// Resolved are the interrupts the run is answering.
+	Resolved []ResolvedInterrupt `json:"activeResolved,omitempty"`
+}
+
+// Running reports whether runID is the thread's active run.
+func (t *Thread) Running(runID string) bool { return t.Active != nil && t.Active.RunID == runID }
+
+// threadFields is Thread without its methods, so MarshalJSON can encode
+// it without recursing.
+type threadFields Thread
+
+// threadJSON is a thread's stored form: the thread's fields with the
+// active run's beside them at the top level. encoding/json promotes the
+// fields of an embedded struct pointer and allocates it on decode only
+// when one of them is present, so a record without an active run decodes
+// to Active == nil, and records written before ActiveRun existed read the
+// same.
+type threadJSON struct {
+	*threadFields
+	*ActiveRun
+}
+
+// MarshalJSON writes the thread in its storage format.
+func (t Thread) MarshalJSON() ([]byte, error) {
+	return json.Marshal(threadJSON{threadFields: (*threadFields)(&t), ActiveRun: t.Active})
+}
+
+// UnmarshalJSON reads the storage format.
+func (t *Thread) UnmarshalJSON(b []byte) error {
+	var v threadJSON
+	v.threadFields = (*threadFields)(t)
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	t.Active = v.ActiveRun
+	return nil
+}
+
 // MemberRecord is one team member's part of a thread.
 type MemberRecord struct {
 	ContextID     string   `json:"contextId,omitempty"`
@@ -144,14 +186,18 @@ type ResolvedInterrupt struct {
 func (t *Thread) Clone() *Thread {
 	c := *t
 	c.TaskArtifacts = append([]string(nil), t.TaskArtifacts...)
-	c.ActiveInput = append(json.RawMessage(nil), t.ActiveInput...)
-	c.ActiveResults = append([]mapping.SentToolResult(nil), t.ActiveResults...)
 	c.SeenMessageIDs = append([]string(nil), t.SeenMessageIDs...)
 	c.Messages = append([]agui.Message(nil), t.Messages...)
 	c.State = append(json.RawMessage(nil), t.State...)
 	c.Interrupts = append([]mapping.PendingInterrupt(nil), t.Interrupts...)
 	c.Resolved = append([]ResolvedInterrupt(nil), t.Resolved...)
-	c.ActiveResolved = append([]ResolvedInterrupt(nil), t.ActiveResolved...)
+	if t.Active != nil {
+		a := *t.Active
+		a.Input = append(json.RawMessage(nil), a.Input...)
+		a.Results = append([]mapping.SentToolResult(nil), a.Results...)
+		a.Resolved = append([]ResolvedInterrupt(nil), a.Resolved...)
+		c.Active = &a
+	}
 	c.ToolCalls = append([]mapping.ToolCallRef(nil), t.ToolCalls...)
 	c.FrontendCalls = append([]mapping.ToolCallRef(nil), t.FrontendCalls...)
 	if t.Members != nil {

@@ -844,10 +844,10 @@ func (s *RedisStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries
 	}
 	active := "0"
 	switch {
-	case th.ActiveRunID != "" && th.LeaseExpires.IsZero():
+	case th.Active != nil && th.Active.LeaseExpires.IsZero():
 		active = "+inf" // never lapses: not the lease scan's
-	case th.ActiveRunID != "":
-		active = strconv.FormatInt(th.LeaseExpires.UnixMilli(), 10)
+	case th.Active != nil:
+		active = strconv.FormatInt(th.Active.LeaseExpires.UnixMilli(), 10)
 	}
 	args := make([]any, 0, 5+4*len(entries))
 	args = append(args, strconv.FormatInt(th.Version, 10), strconv.FormatInt(rec.Version, 10), v, keyMember(th.Key), active)

@@ -225,7 +225,7 @@ func TestRedisInstancesShare(t *testing.T) {
 	other := openRedis(t, redisstore.RedisOptions{})
 	k := store.ThreadKey{Agent: "agent", ThreadID: "t"}
 
-	th := &store.Thread{Key: k, ContextID: "ctx-1", ActiveRunID: "run-1", Owner: "instance-a"}
+	th := &store.Thread{Key: k, ContextID: "ctx-1", Active: &store.ActiveRun{RunID: "run-1", Owner: "instance-a"}}
 	v, err := a.PutThread(ctx, th)
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +294,7 @@ func TestRedisPutAndAppendConflict(t *testing.T) {
 	a := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
 	b := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
 	k := store.ThreadKey{Agent: "agent", ThreadID: "t"}
-	v, err := a.PutThread(ctx, &store.Thread{Key: k, ActiveRunID: "run-1"})
+	v, err := a.PutThread(ctx, &store.Thread{Key: k, Active: &store.ActiveRun{RunID: "run-1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +328,7 @@ func TestRedisPutAndAppendConflict(t *testing.T) {
 	}
 
 	// The current version ends the run: released and journaled together.
-	before.ActiveRunID = ""
+	before.Active = nil
 	if nv, err := b.PutThreadAndAppend(ctx, before, finish...); err != nil || nv != v+1 {
 		t.Fatalf("PutThreadAndAppend(version %d) = %d, %v; want %d", v, nv, err, v+1)
 	}
@@ -421,7 +421,7 @@ func TestRedisKeyLayout(t *testing.T) {
 	s := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
 	raw := rawClient(t, redisURL(t))
 	k := store.ThreadKey{Agent: "agent", ThreadID: "t/1\x00é"}
-	if _, err := s.PutThread(ctx, &store.Thread{Key: k, ContextID: "ctx-1", ActiveRunID: "run-1"}); err != nil {
+	if _, err := s.PutThread(ctx, &store.Thread{Key: k, ContextID: "ctx-1", Active: &store.ActiveRun{RunID: "run-1"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Append(ctx, k, store.Entry{Seq: 1, RunID: "run-1", Event: []byte(` {"type": "A"} `)},
@@ -577,9 +577,9 @@ func TestRedisLapsedLeases(t *testing.T) {
 	now := time.Now()
 	put := func(id string, active bool, expires time.Time) *store.Thread {
 		t.Helper()
-		th := &store.Thread{Key: store.ThreadKey{Agent: "a", ThreadID: id}, LeaseExpires: expires}
+		th := &store.Thread{Key: store.ThreadKey{Agent: "a", ThreadID: id}}
 		if active {
-			th.ActiveRunID, th.Owner = "run-"+id, "A"
+			th.Active = &store.ActiveRun{RunID: "run-" + id, Owner: "A", LeaseExpires: expires}
 		}
 		v, err := s.PutThread(ctx, th)
 		if err != nil {
@@ -597,7 +597,7 @@ func TestRedisLapsedLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	released := put("released", true, now.Add(-time.Second))
-	released.ActiveRunID, released.Owner, released.LeaseExpires = "", "", time.Time{}
+	released.Active = nil
 	if _, err := s.PutThread(ctx, released); err != nil {
 		t.Fatal(err)
 	}
@@ -609,7 +609,7 @@ func TestRedisLapsedLeases(t *testing.T) {
 		t.Errorf("lapsed at now (-want +got):\n%s", diff)
 	}
 	// Renewing moves the lease out of the lapsed range.
-	lapsed.LeaseExpires = now.Add(time.Minute)
+	lapsed.Active.LeaseExpires = now.Add(time.Minute)
 	if _, err := s.PutThread(ctx, lapsed); err != nil {
 		t.Fatal(err)
 	}
@@ -691,7 +691,7 @@ func TestRedisClusterSpreads(t *testing.T) {
 	past := time.Now().Add(-time.Second)
 	var want []store.ThreadKey
 	for i := range threads {
-		th := &store.Thread{Key: key(i), ActiveRunID: "run", Owner: "A", LeaseExpires: past}
+		th := &store.Thread{Key: key(i), Active: &store.ActiveRun{RunID: "run", Owner: "A", LeaseExpires: past}}
 		if _, err := a.PutThread(ctx, th); err != nil {
 			t.Fatal(err)
 		}
@@ -775,7 +775,7 @@ func TestRedisMigratesLayout1(t *testing.T) {
 	member := "agent\x00t/1\x00é"
 	oldTag := prefix + "{agent\x00dC8xAMOp}"
 	lease := time.Now().Add(-time.Second).UnixMilli()
-	th, _ := json.Marshal(&store.Thread{Key: k, Version: 3, ContextID: "ctx-1", ActiveRunID: "run-1", Owner: "A"})
+	th, _ := json.Marshal(&store.Thread{Key: k, Version: 3, ContextID: "ctx-1", Active: &store.ActiveRun{RunID: "run-1", Owner: "A"}})
 	for _, err := range []error{
 		raw.HSet(ctx, oldTag+":thread", "version", "3", "thread", th).Err(),
 		raw.XAdd(ctx, &redis.XAddArgs{Stream: oldTag + ":journal", ID: "1-1", Values: []string{"run", "run-1", "terminal", "0", "event", `{"n":1}`}}).Err(),
@@ -790,7 +790,7 @@ func TestRedisMigratesLayout1(t *testing.T) {
 	}
 	s := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
 	got, err := s.GetThread(ctx, k)
-	if err != nil || got.Version != 3 || got.ContextID != "ctx-1" || got.ActiveRunID != "run-1" {
+	if err != nil || got.Version != 3 || got.ContextID != "ctx-1" || got.Active == nil || got.Active.RunID != "run-1" {
 		t.Fatalf("the migrated thread: %+v, %v", got, err)
 	}
 	if es, err := s.Read(ctx, k, 0, 0); err != nil || len(es) != 1 || string(es[0].Event) != `{"n":1}` {

@@ -83,23 +83,26 @@ var entryOpts = cmp.Options{cmpopts.EquateEmpty()}
 // checkSample fails when a new Thread field is left zero here.
 func sample(key store.ThreadKey) *store.Thread {
 	return &store.Thread{
-		Key:             key,
-		ContextID:       "ctx-1",
-		TaskID:          "task-1",
-		TaskState:       "working",
-		SeenMessageIDs:  []string{"m1", "m2"},
-		ActiveRunID:     "run-1",
-		LastRunID:       "run-0",
-		ActiveSince:     time.Date(2026, 5, 1, 12, 30, 0, 123456789, time.UTC),
-		Owner:           "instance-1",
-		Principal:       "alice",
-		LeaseExpires:    time.Date(2026, 1, 2, 3, 4, 20, 0, time.UTC),
-		ActiveTaskID:    "task-1",
-		CancelRequested: true,
-		ActiveAfter:     12,
-		ActiveInput:     json.RawMessage(`{"threadId":"t","runId":"run-1","messages":[]}`),
-		ActiveResults: []mapping.SentToolResult{{Call: mapping.ToolCallRef{CallID: "c1", Name: "book", ToolCallID: "tc1"},
-			Response: map[string]any{"approved": true}}},
+		Key:            key,
+		ContextID:      "ctx-1",
+		TaskID:         "task-1",
+		TaskState:      "working",
+		SeenMessageIDs: []string{"m1", "m2"},
+		LastRunID:      "run-0",
+		Principal:      "alice",
+		Active: &store.ActiveRun{
+			RunID:           "run-1",
+			Since:           time.Date(2026, 5, 1, 12, 30, 0, 123456789, time.UTC),
+			Owner:           "instance-1",
+			LeaseExpires:    time.Date(2026, 1, 2, 3, 4, 20, 0, time.UTC),
+			TaskID:          "task-1",
+			CancelRequested: true,
+			After:           12,
+			Input:           json.RawMessage(`{"threadId":"t","runId":"run-1","messages":[]}`),
+			Results: []mapping.SentToolResult{{Call: mapping.ToolCallRef{CallID: "c1", Name: "book", ToolCallID: "tc1"},
+				Response: map[string]any{"approved": true}}},
+			Resolved: []store.ResolvedInterrupt{{ID: "int-9", Status: "cancelled", RunID: "run-1", AfterSeq: 7, At: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}},
+		},
 		TaskArtifacts: []string{"a1", "a2"},
 		Messages: []agui.Message{
 			{ID: "m1", Role: agui.RoleUser, Content: agui.TextContent("Book a flight")},
@@ -114,11 +117,10 @@ func sample(key store.ThreadKey) *store.Thread {
 			State: "TASK_STATE_INPUT_REQUIRED", ToolCall: &mapping.ToolCallRef{CallID: "c1", Name: "book", Args: json.RawMessage(`{"n":2}`), ToolCallID: "tc1"},
 			Member: "travel",
 		}},
-		Resolved:       []store.ResolvedInterrupt{{ID: "int-0", Status: "resolved", PayloadHash: "ab", RunID: "run-0", AfterSeq: 3, At: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}},
-		ActiveResolved: []store.ResolvedInterrupt{{ID: "int-9", Status: "cancelled", RunID: "run-1", AfterSeq: 7, At: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}},
-		ToolCalls:      []mapping.ToolCallRef{{CallID: "c1", Name: "book", Args: json.RawMessage(`{"n":2}`), ToolCallID: "tc1"}},
-		FrontendCalls:  []mapping.ToolCallRef{{CallID: "f1", Name: "paint", Args: json.RawMessage(`{}`), ToolCallID: "tc2", Frontend: true}},
-		StateVersion:   7,
+		Resolved:      []store.ResolvedInterrupt{{ID: "int-0", Status: "resolved", PayloadHash: "ab", RunID: "run-0", AfterSeq: 3, At: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}},
+		ToolCalls:     []mapping.ToolCallRef{{CallID: "c1", Name: "book", Args: json.RawMessage(`{"n":2}`), ToolCallID: "tc1"}},
+		FrontendCalls: []mapping.ToolCallRef{{CallID: "f1", Name: "paint", Args: json.RawMessage(`{}`), ToolCallID: "tc2", Frontend: true}},
+		StateVersion:  7,
 		Members: map[string]*store.MemberRecord{
 			"travel":  {ContextID: "ctx-t", TaskID: "task-t", TaskState: "TASK_STATE_COMPLETED", TaskArtifacts: []string{"a1"}},
 			"weather": {ContextID: "ctx-w"},
@@ -233,8 +235,7 @@ func testPutUpdates(t *testing.T, s store.Store) {
 	th := sample(key("t"))
 	th.Version = put(t, s, th)
 	th.TaskState = "completed"
-	th.ActiveRunID = ""
-	th.ActiveSince = time.Time{}
+	th.Active = nil
 	th.SeenMessageIDs = append(th.SeenMessageIDs, "m3")
 	if v := put(t, s, th); v != 2 {
 		t.Fatalf("PutThread(version 1) = %d, want 2", v)
@@ -295,7 +296,7 @@ func testPutConcurrent(t *testing.T, s store.Store) {
 			wg.Go(func() {
 				th := sample(k)
 				th.Version = from
-				th.ActiveRunID = fmt.Sprintf("run-%d", i)
+				th.Active.RunID = fmt.Sprintf("run-%d", i)
 				<-start
 				_, results[i] = s.PutThread(t.Context(), th)
 			})
@@ -318,9 +319,9 @@ func testPutConcurrent(t *testing.T, s store.Store) {
 			t.Fatalf("version %d: no writer won", from)
 		}
 		got := get(t, s, k)
-		if got.Version != from+1 || got.ActiveRunID != fmt.Sprintf("run-%d", winner) {
+		if got.Version != from+1 || got.Active.RunID != fmt.Sprintf("run-%d", winner) {
 			t.Errorf("version %d: stored (version %d, run %q), want the winner's (version %d, run-%d)",
-				from, got.Version, got.ActiveRunID, from+1, winner)
+				from, got.Version, got.Active.RunID, from+1, winner)
 		}
 	}
 }
@@ -721,7 +722,7 @@ func testPutAndAppend(t *testing.T, s store.Store) {
 	v := put(t, s, th)
 	appendEntries(t, s, k, entries("run-1", 1, 2)...)
 	th.Version = v
-	th.ActiveRunID = ""
+	th.Active = nil
 	// A numbering that does not continue the journal fails the whole write.
 	if _, err := s.PutThreadAndAppend(t.Context(), th, store.Entry{Seq: 2, RunID: "run-1", Event: event(3), Terminal: true}); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("PutThreadAndAppend reusing seq 2: %v, want ErrConflict", err)
@@ -736,8 +737,8 @@ func testPutAndAppend(t *testing.T, s store.Store) {
 	if v2 != v+1 {
 		t.Errorf("version %d, want %d", v2, v+1)
 	}
-	if got := get(t, s, k); got.ActiveRunID != "" || got.Version != v2 {
-		t.Errorf("thread after PutThreadAndAppend: active %q version %d", got.ActiveRunID, got.Version)
+	if got := get(t, s, k); got.Active != nil || got.Version != v2 {
+		t.Errorf("thread after PutThreadAndAppend: active %+v version %d", got.Active, got.Version)
 	}
 	es := read(t, s, k, 0, 10)
 	if diff := cmp.Diff([]int64{1, 2, 3}, seqs(es)); diff != "" || !es[2].Terminal {
@@ -751,12 +752,12 @@ func testPutAndAppendStale(t *testing.T, s store.Store) {
 	k := key("t")
 	th := sample(k)
 	put(t, s, th) // version 1; th.Version is still 0
-	th.ActiveRunID = "other"
+	th.Active.RunID = "other"
 	if _, err := s.PutThreadAndAppend(t.Context(), th, entries("run-1", 1, 3)...); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("stale PutThreadAndAppend error = %v, want ErrConflict", err)
 	}
-	if got := get(t, s, k); got.ActiveRunID != "run-1" {
-		t.Errorf("the thread was written: active %q", got.ActiveRunID)
+	if got := get(t, s, k); got.Active == nil || got.Active.RunID != "run-1" {
+		t.Errorf("the thread was written: active %+v", got.Active)
 	}
 	if n := lastSeq(t, s, k); n != 0 {
 		t.Errorf("entries were written: last seq %d", n)
@@ -768,7 +769,7 @@ func testActiveThreads(t *testing.T, s store.Store) {
 	active := sample(key("active"))
 	put(t, s, active)
 	idle := sample(key("idle"))
-	idle.ActiveRunID = ""
+	idle.Active = nil
 	put(t, s, idle)
 	other := sample(store.ThreadKey{Agent: "other-agent", ThreadID: "x\x00y"})
 	put(t, s, other)
