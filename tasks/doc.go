@@ -12,7 +12,9 @@
 //   - service.go: Service, StartRun (checks the request against the
 //     thread, plans the run, claims the thread) and the release of a run;
 //   - driver.go: the run's driver, one goroutine per run (lifecycle), with
-//     its plan (runPlan, decided before it starts) and its phase (phase.go);
+//     its plan (runPlan, decided before it starts), its phase (phase.go)
+//     and its body (runBody: soloRun, or a teamRun) — the one place a
+//     single agent's run and a team's differ;
 //   - upstream.go: the one conversation every kind of run has with an agent
 //     (its message, the answer to a sign-in, a run taken over, a team
 //     member's part, a cancel), cancelOrGet, the timeout failure;
@@ -39,7 +41,8 @@
 // The Store contract and its backends are package store and its
 // subpackages (memory, embedded bbolt, Redis, and the conformance suite
 // storetest), so this package links no database client; tasks names the
-// contract's types through aliases (contract.go). Thread records carry
+// contract's types through aliases (contract.go). A thread's run in
+// progress is one value, Thread.Active (nil when idle). Thread records carry
 // versions for optimistic concurrency, and journals are append-only,
 // numbered by the run's driver (the thread's only writer while its run is
 // active), and can be tailed.
