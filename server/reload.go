@@ -171,10 +171,10 @@ type Reload struct {
 	// each signal.
 	Watch bool
 	Level *slog.LevelVar // nil: the level stays
-	// Signals asks for a reload with each value it delivers (SIGHUP in
-	// bridge serve). The caller registers it before calling Serve, so a
-	// signal that arrives while the store opens is not lost (nor, for
-	// SIGHUP, the end of the process).
+	// Signals asks for a reload with each value it delivers: SIGHUP in
+	// bridge serve, which registers it before calling Serve, so that a
+	// SIGHUP arriving while the store opens waits for the reload loop
+	// instead of ending the process.
 	Signals <-chan os.Signal
 }
 
