@@ -42,7 +42,7 @@ check:
 	@echo "== staticcheck"
 	$(GO) run $(STATICCHECK) ./...
 
-# The Redis store's tests and the scale-out tests (cmd/bridge: three
+# The Redis store's tests and the scale-out tests (server: three
 # instances, kill -9) start their own redis-server (no persistence, a
 # free loopback port), so only the binary is needed here.
 redis:
@@ -78,7 +78,7 @@ gotest: redis cacerts bench-deps
 # slows them tenfold, so they run here without it (go test -race skips them).
 loadtest:
 	@echo "== load tests (1,000 concurrent WebSocket runs)"
-	$(GO) test -count=1 -run 'TestThousand' ./cmd/bridge/
+	$(GO) test -count=1 -run 'TestThousand' ./server/
 
 # The framework agents (Google ADK for JS, Mastra) have their own pinned
 # package in conformance/frameworks: their dependency trees are large and

@@ -3,8 +3,8 @@
 //
 // Config is plain data. Every field documents its unit and default, and
 // [Default] / [Config.ApplyDefaults] fill the defaults in. Other packages do not
-// import config: cmd/bridge copies the values they need into their own option
-// structs (see STYLE.md, convention 10).
+// import config: package server (the wiring) copies the values they need into
+// their own option structs (see STYLE.md, convention 10).
 //
 // Parsing is strict, because a typo in a config file should stop the bridge at
 // start rather than be ignored: unknown keys, values of the wrong type, bad

@@ -29,7 +29,7 @@ func (oneAgent) Ready(context.Context) aguihttp.Readiness {
 }
 
 // bridge is the bridge's own handler with the console wired in, as
-// cmd/bridge wires it.
+// package server wires it.
 func bridge(t *testing.T, withConsole bool) *httptest.Server {
 	t.Helper()
 	opt := aguihttp.Options{Catalog: oneAgent{}}

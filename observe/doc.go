@@ -5,11 +5,11 @@
 // The packages that do the work do not import Prometheus or the tracing
 // SDK. Each declares the small interface it calls where it calls it —
 // tasks.Observer and tasks.StoreObserver, a2a.Observer, aguihttp's Gauge —
-// and *Metrics implements them all; cmd/bridge hands it to each. A nil
+// and *Metrics implements them all; package server hands it to each. A nil
 // observer costs nothing. Tracing goes the same way: tasks and a2a take a
 // trace.Tracer and a propagation.TextMapPropagator (the OpenTelemetry API,
 // which is meant to be imported by libraries), and only this package and
-// cmd/bridge know the SDK and the exporters.
+// package server know the SDK and the exporters.
 //
 // Hot path: a streamed chunk is about 17 µs of bridge CPU, so counting an
 // AG-UI event must stay a switch and an atomic add (about 8 ns). An agent's

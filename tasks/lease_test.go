@@ -38,7 +38,7 @@ func newInstance(t *testing.T, store Store, name string, agent Agent) *Service {
 
 // leaseStores are the stores the lease tests run on: every backend
 // takes lease changes through its optimistic versioning alike. (Redis
-// runs them with real processes: cmd/bridge's scale-out tests.)
+// runs them with real processes: package server's scale-out tests.)
 func leaseStores(t *testing.T) map[string]Store {
 	t.Helper()
 	bolt, err := boltstore.OpenBoltStore(filepath.Join(t.TempDir(), "bridge.db"))

@@ -20,7 +20,7 @@ import (
 // scriptedAgent is a hand-written fake of the remote agent for the driver
 // paths no well-behaved a2asrv agent produces: streams that break or end
 // early, agents that never answer, failing GetTask calls. The end-to-end
-// tests in cmd/bridge cover real agents.
+// tests in package server cover real agents.
 type scriptedAgent struct {
 	streaming bool
 	// stream is what SendStreaming yields; a nil event with an error ends

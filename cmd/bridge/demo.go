@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/config"
 	"github.com/a2a-agui-bridge/bridge/examples/agents"
+	"github.com/a2a-agui-bridge/bridge/server"
 )
 
 // cmdDemo starts the built-in demo A2A agents on loopback and the bridge in
@@ -52,9 +53,9 @@ func cmdDemo(ctx context.Context, args []string, stdout io.Writer, log *slog.Log
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	return serve(ctx, cfg, log, func(addr net.Addr) {
+	return server.Serve(ctx, cfg, log, server.Options{Listening: func(addr net.Addr) {
 		printDemo(stdout, "http://"+addr.String(), demo.Names(), cfg.Store.Path)
-	}, nil)
+	}})
 }
 
 func printDemo(w io.Writer, base string, names []string, storePath string) {

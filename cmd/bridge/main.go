@@ -1,9 +1,3 @@
-// Command bridge puts remote A2A agents in front of AG-UI frontends.
-//
-//	bridge serve --config FILE [--listen ADDR] [--watch]
-//	bridge demo [--listen ADDR] [--replicas N] [--redis URL]
-//	bridge check --config FILE
-//	bridge health [--url URL | --config FILE]
 package main
 
 import (
@@ -13,9 +7,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/a2a-agui-bridge/bridge/config"
+	"github.com/a2a-agui-bridge/bridge/observe"
+	"github.com/a2a-agui-bridge/bridge/server"
 )
 
 const usage = `bridge puts remote A2A agents in front of AG-UI frontends.
@@ -86,3 +85,68 @@ type exitError struct {
 }
 
 func (e exitError) Error() string { return e.msg }
+
+// cmdServe runs the bridge from a config file; its logs go to stderr in
+// the config's log format and level.
+func cmdServe(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	path := fs.String("config", "", "YAML config `file` (required)")
+	listen := fs.String("listen", "", "`host:port` to listen on (overrides the config's listen)")
+	watch := fs.Bool("watch", false, "reload the config when the file changes (as on SIGHUP)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	// From here SIGHUP reloads the config instead of ending the process.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	if *path == "" {
+		return exitError{2, "serve needs --config FILE"}
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		return exitError{2, err.Error()}
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	level := new(slog.LevelVar)
+	if err := observe.SetLevel(level, cfg.Log.Level); err != nil {
+		return exitError{2, err.Error()} // Validate already refused bad values
+	}
+	log, err := observe.NewRedactingLoggerVar(stderr, cfg.Log.Format, level, cfg.RedactKeys)
+	if err != nil {
+		return exitError{2, err.Error()}
+	}
+	// Before anything opens: a refused config leaves no store file behind.
+	if err := server.CheckExposure(cfg); err != nil {
+		return exitError{2, err.Error()}
+	}
+	return server.Serve(ctx, cfg, log, server.Options{
+		Listening: func(addr net.Addr) {
+			log.Info("bridge listening", "addr", addr.String(), "agents", len(cfg.Agents), "store", cfg.Store.Kind)
+		},
+		Reload: &server.Reload{Path: *path, Listen: *listen, Watch: *watch, Level: level, Signals: hup},
+	})
+}
+
+// cmdCheck validates the config, resolves every agent card and prints one
+// row per agent; it fails when any agent is unusable.
+func cmdCheck(ctx context.Context, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	path := fs.String("config", "", "YAML config `file` (required)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *path == "" {
+		return exitError{2, "check needs --config FILE"}
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		return exitError{2, err.Error()}
+	}
+	if err := server.Check(ctx, cfg, stdout); err != nil {
+		return exitError{1, err.Error()}
+	}
+	return nil
+}

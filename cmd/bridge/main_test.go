@@ -3,18 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/a2a-agui-bridge/bridge/a2a"
-	"github.com/a2a-agui-bridge/bridge/auth"
 	"github.com/a2a-agui-bridge/bridge/examples/agents"
 )
 
@@ -131,39 +126,68 @@ func TestServeLogsJSON(t *testing.T) {
 	}
 }
 
-// TestCallerTokenIsNotTheBridgeKey: a run forwards the caller's
-// Authorization to agents that ask for it, but never one of the bridge's own
-// API keys, which would hand the agent the key to the bridge.
-func TestCallerTokenIsNotTheBridgeKey(t *testing.T) {
-	authn, err := auth.New(context.Background(), auth.Options{Keys: []auth.Key{{Digest: sha256.Sum256([]byte("bridge-key-0123456789")), Principal: "alice"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	forwarded := func(authn *auth.Authenticator, header string) string {
-		seen := "unset"
-		h := withCallerAuthorization(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			seen = a2a.CallerAuthorization(r.Context())
-		}), authn)
-		r := httptest.NewRequest("POST", "/agents/a", nil)
-		if header != "" {
-			r.Header.Set("Authorization", header)
+// TestServeRefusesOpenAddress: without auth, serve will not listen on a
+// non-loopback address unless auth.mode is none.
+func TestServeRefusesOpenAddress(t *testing.T) {
+	t.Parallel()
+	write := func(t *testing.T, extra string) (cfg, db string) {
+		dir := t.TempDir()
+		cfg, db = filepath.Join(dir, "bridge.yaml"), filepath.Join(dir, "b.db")
+		if err := os.WriteFile(cfg, []byte("listen: 0.0.0.0:0\n"+extra+"store: {kind: embedded, path: "+db+
+			"}\nagents:\n  - name: x\n    url: http://127.0.0.1:1/\n"), 0o600); err != nil {
+			t.Fatal(err)
 		}
-		h.ServeHTTP(httptest.NewRecorder(), r)
-		return seen
+		return cfg, db
 	}
-	for _, c := range []struct{ header, want string }{
-		{"Bearer bridge-key-0123456789", ""},
-		{"bearer bridge-key-0123456789", ""},
-		{"Bearer eyJhbGciOi.a-user-jwt.sig", "Bearer eyJhbGciOi.a-user-jwt.sig"},
-		{"Basic dXNlcjpwdw==", "Basic dXNlcjpwdw=="},
-		{"", ""},
+	t.Run("no auth", func(t *testing.T) {
+		t.Parallel()
+		cfg, db := write(t, "")
+		var out, errOut bytes.Buffer
+		if code := run(t.Context(), []string{"serve", "--config", cfg}, &out, &errOut); code != 2 {
+			t.Fatalf("exit %d, want 2: %s", code, errOut.String())
+		}
+		if !strings.Contains(errOut.String(), "refusing to listen on 0.0.0.0:0 without authentication") {
+			t.Errorf("stderr: %s", errOut.String())
+		}
+		if _, err := os.Stat(db); err == nil {
+			t.Error("serve opened its store before refusing")
+		}
+		// --listen on loopback is fine.
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel()
+		if code := run(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0"}, &out, &errOut); code != 0 {
+			t.Errorf("loopback: exit %d: %s", code, errOut.String())
+		}
+	})
+	for _, tc := range []struct{ name, extra string }{
+		{"mode none", "auth: {mode: none}\n"},
+		{"api key", "auth: {apiKeys: [{key: abcdefghijklmnopqrstuvwxyz, principal: ops}]}\n"},
 	} {
-		if got := forwarded(authn, c.header); got != c.want {
-			t.Errorf("Authorization %q: forwarded %q, want %q", c.header, got, c.want)
-		}
-	}
-	// Without auth there is no bridge key to keep back.
-	if got := forwarded(nil, "Bearer bridge-key-0123456789"); got != "Bearer bridge-key-0123456789" {
-		t.Errorf("without auth: forwarded %q", got)
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, db := write(t, tc.extra)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			done := make(chan int, 1)
+			var out, errOut bytes.Buffer
+			go func() { done <- run(ctx, []string{"serve", "--config", cfg}, &out, &errOut) }()
+			for i := 0; ; i++ {
+				if _, err := os.Stat(db); err == nil {
+					break
+				}
+				select {
+				case code := <-done:
+					t.Fatalf("serve exited %d: %s", code, errOut.String())
+				case <-time.After(10 * time.Millisecond):
+				}
+				if i > 1000 {
+					t.Fatal("serve did not start")
+				}
+			}
+			cancel()
+			if code := <-done; code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+		})
 	}
 }

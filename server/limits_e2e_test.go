@@ -1,16 +1,12 @@
-package main
+package server
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/config"
@@ -229,72 +225,6 @@ func TestRequestRateLimit(t *testing.T) {
 		if r := b.do(t, http.MethodGet, "/healthz", "", nil); r.status != 200 {
 			t.Fatalf("healthz: %d", r.status)
 		}
-	}
-}
-
-// TestServeRefusesOpenAddress: without auth, serve will not listen on a
-// non-loopback address unless auth.mode is none.
-func TestServeRefusesOpenAddress(t *testing.T) {
-	t.Parallel()
-	write := func(t *testing.T, extra string) (cfg, db string) {
-		dir := t.TempDir()
-		cfg, db = filepath.Join(dir, "bridge.yaml"), filepath.Join(dir, "b.db")
-		if err := os.WriteFile(cfg, []byte("listen: 0.0.0.0:0\n"+extra+"store: {kind: embedded, path: "+db+
-			"}\nagents:\n  - name: x\n    url: http://127.0.0.1:1/\n"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return cfg, db
-	}
-	t.Run("no auth", func(t *testing.T) {
-		t.Parallel()
-		cfg, db := write(t, "")
-		var out, errOut bytes.Buffer
-		if code := run(t.Context(), []string{"serve", "--config", cfg}, &out, &errOut); code != 2 {
-			t.Fatalf("exit %d, want 2: %s", code, errOut.String())
-		}
-		if !strings.Contains(errOut.String(), "refusing to listen on 0.0.0.0:0 without authentication") {
-			t.Errorf("stderr: %s", errOut.String())
-		}
-		if _, err := os.Stat(db); err == nil {
-			t.Error("serve opened its store before refusing")
-		}
-		// --listen on loopback is fine.
-		ctx, cancel := context.WithCancel(t.Context())
-		cancel()
-		if code := run(ctx, []string{"serve", "--config", cfg, "--listen", "127.0.0.1:0"}, &out, &errOut); code != 0 {
-			t.Errorf("loopback: exit %d: %s", code, errOut.String())
-		}
-	})
-	for _, tc := range []struct{ name, extra string }{
-		{"mode none", "auth: {mode: none}\n"},
-		{"api key", "auth: {apiKeys: [{key: abcdefghijklmnopqrstuvwxyz, principal: ops}]}\n"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			cfg, db := write(t, tc.extra)
-			ctx, cancel := context.WithCancel(t.Context())
-			defer cancel()
-			done := make(chan int, 1)
-			var out, errOut bytes.Buffer
-			go func() { done <- run(ctx, []string{"serve", "--config", cfg}, &out, &errOut) }()
-			for i := 0; ; i++ {
-				if _, err := os.Stat(db); err == nil {
-					break
-				}
-				select {
-				case code := <-done:
-					t.Fatalf("serve exited %d: %s", code, errOut.String())
-				case <-time.After(10 * time.Millisecond):
-				}
-				if i > 1000 {
-					t.Fatal("serve did not start")
-				}
-			}
-			cancel()
-			if code := <-done; code != 0 {
-				t.Fatalf("exit %d: %s", code, errOut.String())
-			}
-		})
 	}
 }
 

@@ -1,8 +1,7 @@
-package main
+package server
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -14,21 +13,11 @@ import (
 	"github.com/a2a-agui-bridge/bridge/config"
 )
 
-// cmdCheck validates the config, resolves every agent card and prints one
-// row per agent; it fails when any agent is unusable.
-func cmdCheck(ctx context.Context, args []string, stdout io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	path := fs.String("config", "", "YAML config `file` (required)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if *path == "" {
-		return exitError{2, "check needs --config FILE"}
-	}
-	cfg, err := config.Load(*path)
-	if err != nil {
-		return exitError{2, err.Error()}
-	}
+// Check resolves the card of every agent cfg configures, as Serve would,
+// and writes one row per agent to w: its protocol version, binding,
+// streaming and skills, or why it is unusable. It returns an error when
+// any agent is unusable.
+func Check(ctx context.Context, cfg *config.Config, w io.Writer) error {
 	type row struct {
 		name, version, binding, streaming, skills, problem string
 	}
@@ -64,7 +53,7 @@ func cmdCheck(ctx context.Context, args []string, stdout io.Writer) error {
 		}()
 	}
 	wg.Wait()
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "AGENT\tPROTOCOL\tBINDING\tSTREAMING\tSKILLS\tSTATUS")
 	bad := 0
 	for _, r := range rows {
@@ -77,7 +66,7 @@ func cmdCheck(ctx context.Context, args []string, stdout io.Writer) error {
 	}
 	tw.Flush()
 	if bad > 0 {
-		return exitError{1, fmt.Sprintf("%d of %d agents unusable", bad, len(rows))}
+		return fmt.Errorf("%d of %d agents unusable", bad, len(rows))
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -114,7 +114,7 @@ func (c *child) kill(t *testing.T) bool {
 	}
 }
 
-// moduleRoot finds go.mod above the test's working directory (cmd/bridge).
+// moduleRoot finds go.mod above the test's working directory (server).
 func moduleRoot(t *testing.T) string {
 	t.Helper()
 	dir, err := os.Getwd()

@@ -1,12 +1,15 @@
-package main
+package server
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -38,12 +41,12 @@ type cluster struct {
 func newCluster(t *testing.T, bin string, demo map[string]string, n int, names ...string) *cluster {
 	t.Helper()
 	dir := t.TempDir()
-	r, err := startRedisServer(t.Context(), dir)
+	r, err := redistest.Start(t.Context(), dir)
 	if err != nil {
 		t.Fatal(err) // a missing redis-server fails the test: `make test` installs it
 	}
-	t.Cleanup(r.Stop)
-	return newClusterOn(t, bin, demo, n, fmt.Sprintf("{kind: redis, url: %q, lease: %s}", r.URL, scaleLease), names...)
+	t.Cleanup(r.Kill)
+	return newClusterOn(t, bin, demo, n, fmt.Sprintf("{kind: redis, url: %q, lease: %s}", "redis://"+r.Addr+"/0", scaleLease), names...)
 }
 
 // newClusterOn writes the instances' config with the store block store
@@ -387,4 +390,73 @@ func TestScaleOutAcrossInstances(t *testing.T) {
 		}
 		wantCancelledRun(t, lr.result(t), true)
 	})
+}
+
+// TestDemoReplicas runs `bridge demo --replicas 2` as a process: it starts
+// its own redis-server and two instances, prints their URLs, and a thread
+// started on one is followed and cancelled from the other. The command is
+// cmd/bridge's (demoreplicas.go); the test sits here, with the process
+// helpers it shares with the scale-out tests.
+func TestDemoReplicas(t *testing.T) {
+	t.Parallel()
+	bridgeBin, _ := buildBinaries(t)
+	var c *child
+	var port int
+	// A port found free (and the one after it) can be taken by another
+	// test's server before the demo binds it, which the demo refuses with
+	// "is not free": try other ports.
+	for attempt := 0; c == nil; attempt++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port = ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		c = startChild(t, "demo", bridgeBin, "demo", "--replicas", "2", "--listen", fmt.Sprintf("127.0.0.1:%d", port))
+		deadline := time.After(procStartTimeout)
+		for c != nil && !strings.Contains(c.stdout.String(), "Press Ctrl-C") {
+			select {
+			case <-c.done:
+				if attempt < 2 && strings.Contains(c.stderr.String(), "is not free") {
+					c = nil
+					continue
+				}
+				t.Fatalf("demo exited: %v\n%s", c.err, c.stderr)
+			case <-deadline:
+				t.Fatalf("demo did not print its walkthrough:\n%s\n%s", c.stdout, c.stderr)
+			case <-time.After(pollInterval):
+			}
+		}
+	}
+	out := c.stdout.String()
+	urls := regexp.MustCompile(`instance \d: (http://\S+)`).FindAllStringSubmatch(out, -1)
+	if len(urls) != 2 || urls[0][1] != "http://127.0.0.1:"+strconv.Itoa(port) || urls[1][1] != "http://127.0.0.1:"+strconv.Itoa(port+1) {
+		t.Fatalf("instance URLs %v in:\n%s", urls, out)
+	}
+	if !strings.Contains(out, "redis://127.0.0.1:") || !strings.Contains(out, "kill -9 ") {
+		t.Fatalf("the walkthrough lacks the Redis URL or the kill step:\n%s", out)
+	}
+	a, b := &testBridge{url: urls[0][1]}, &testBridge{url: urls[1][1]}
+	lr := a.open(t, "counter", runBody("move", "run-1", true, userMsg("u1", "count")))
+	lr.until(t, isContent)
+	follow := b.stream(t, http.MethodGet, "/agents/counter/threads/move/events?after=0", nil, http.Header{"Accept": {"text/event-stream"}})
+	first := <-follow.frames
+	b.cancelThread(t, "counter", "move")
+	wantCancelledRun(t, lr.result(t), true)
+	events := decodeFrames(t, append([]sseFrame{first}, collectFrames(t, follow)...))
+	if err := agui.CheckStream(true, events); err != nil {
+		t.Fatalf("the run followed on the second instance: %v", err)
+	}
+	if text := (runResult{events: events}).text(); !strings.HasPrefix(agents.CounterText(100), text) || text == "" {
+		t.Fatalf("the followed text %q is not the counter's", text)
+	}
+	// Ctrl-C stops the instances and the Redis it started.
+	ctx, cancel := context.WithTimeout(t.Context(), procExitTimeout)
+	defer cancel()
+	_ = c.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		t.Fatal("demo did not stop on SIGINT")
+	}
 }

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -9,11 +9,9 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"os/signal"
 	"reflect"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/agui/aguihttp"
@@ -22,15 +20,15 @@ import (
 	"github.com/a2a-agui-bridge/bridge/tasks"
 )
 
-// Live config reload (SIGHUP, serve --watch). What a config says about
-// agents, teams, auth, allow lists, limits and the HTTP handler is one
-// generation: built whole from a valid file, then swapped in at once, so a
-// request sees one config or the next, never a mix. Requests, streams and
-// runs already in flight keep the generation (and the agent specs) they
-// started with; a replaced generation's agents and authenticator are
-// closed only at shutdown, as its streams may still use them. The run
-// service, the store, the listener, metrics and tracing are not part of a
-// generation: they live as long as the process.
+// Live config reload (Options.Reload: SIGHUP, serve --watch). What a
+// config says about agents, teams, auth, allow lists, limits and the HTTP
+// handler is one generation: built whole from a valid file, then swapped
+// in at once, so a request sees one config or the next, never a mix.
+// Requests, streams and runs already in flight keep the generation (and
+// the agent specs) they started with; a replaced generation's agents and
+// authenticator are closed only at shutdown, as its streams may still use
+// them. The run service, the store, the listener, metrics and tracing are
+// not part of a generation: they live as long as the process.
 
 // generation is one config's agents, teams, auth and HTTP handler.
 type generation struct {
@@ -145,7 +143,7 @@ func (l *live) close() {
 	defer l.mu.Unlock()
 	closed := map[any]bool{}
 	if len(l.all) > 0 && l.all[0].inst.authn != nil {
-		// The first generation's authenticator is serve's to close (later
+		// The first generation's authenticator is Serve's to close (later
 		// generations share it while the auth config is unchanged).
 		closed[l.all[0].inst.authn] = true
 	}
@@ -163,16 +161,21 @@ func (l *live) close() {
 	}
 }
 
-// reloading is what serve needs to reload: the config file, the --listen
-// that overrides its listen, and the logger's level.
-type reloading struct {
-	path   string
-	listen string // --listen, "" when none
-	watch  bool
-	level  *slog.LevelVar
-	// hup delivers SIGHUP; it is registered before the store opens, so an
-	// early SIGHUP does not end the process.
-	hup <-chan os.Signal
+// Reload is what Serve needs to reload the config: the file, the listen
+// address that overrides the file's, when to reload, and the logger's
+// level, which a reload sets.
+type Reload struct {
+	Path   string // the config file Serve's config was loaded from
+	Listen string // replaces the file's listen on every reload ("": none)
+	// Watch reloads whenever the file's content changes, as well as on
+	// each signal.
+	Watch bool
+	Level *slog.LevelVar // nil: the level stays
+	// Signals asks for a reload with each value it delivers: SIGHUP in
+	// bridge serve, which registers it before calling Serve, so that a
+	// SIGHUP arriving while the store opens waits for the reload loop
+	// instead of ending the process.
+	Signals <-chan os.Signal
 }
 
 // errReloadRefused marks a valid config that cannot be applied live.
@@ -180,14 +183,14 @@ var errReloadRefused = errors.New("needs a restart")
 
 // reload reads the config file again and applies it, or leaves the
 // config in force as it was and says why.
-func (b *bridge) reload(ctx context.Context, rl *reloading) error {
+func (b *bridge) reload(ctx context.Context, rl *Reload) error {
 	cur := b.handler.current.Load()
-	cfg, err := config.Load(rl.path)
+	cfg, err := config.Load(rl.Path)
 	if err != nil {
 		return err // a *config.ValidationError names the path and line
 	}
-	if rl.listen != "" {
-		cfg.Listen = rl.listen
+	if rl.Listen != "" {
+		cfg.Listen = rl.Listen
 	}
 	if cfg.Listen != cur.cfg.Listen {
 		return fmt.Errorf("listen changed from %s to %s: %w (the listener is not moved live)", cur.cfg.Listen, cfg.Listen, errReloadRefused)
@@ -195,7 +198,7 @@ func (b *bridge) reload(ctx context.Context, rl *reloading) error {
 	if !reflect.DeepEqual(cfg.Store, cur.cfg.Store) {
 		return fmt.Errorf("store changed: %w (threads, journals and interrupts stay on the store the bridge started with)", errReloadRefused)
 	}
-	if err := checkExposure(cfg); err != nil {
+	if err := CheckExposure(cfg); err != nil {
 		return fmt.Errorf("%v: the config in force stays", err)
 	}
 	inst := cur.inst
@@ -224,14 +227,14 @@ func (b *bridge) reload(ctx context.Context, rl *reloading) error {
 	// agent there. Runs in flight keep the specs they started with.
 	b.svc.SetAgents(g.specs, g.teamSpecs)
 	b.limiter.SetOptions(limiterOptions(cfg))
-	if rl.level != nil {
-		_ = observe.SetLevel(rl.level, cfg.Log.Level) // Validate checked it
+	if rl.Level != nil {
+		_ = observe.SetLevel(rl.Level, cfg.Log.Level) // Validate checked it
 	}
 	b.handler.install(g)
 	for _, what := range restartOnly(cur.cfg, cfg) {
 		b.log.Warn("config reloaded, but this setting takes effect only at the next start", "setting", what)
 	}
-	b.log.Info("config reloaded", "path", rl.path, "agents", len(cfg.Agents), "teams", len(cfg.Teams))
+	b.log.Info("config reloaded", "path", rl.Path, "agents", len(cfg.Agents), "teams", len(cfg.Teams))
 	return nil
 }
 
@@ -266,12 +269,12 @@ func restartOnly(old, new *config.Config) []string {
 // nothing and sees every change.
 const watchInterval = time.Second
 
-// reloads applies the config again on each SIGHUP, and with rl.watch
+// reloads applies the config again on each signal (SIGHUP), and with rl.Watch
 // whenever the file's content changes, until ctx ends.
-func (b *bridge) reloads(ctx context.Context, rl *reloading) {
-	last := fileSum(rl.path)
+func (b *bridge) reloads(ctx context.Context, rl *Reload) {
+	last := fileSum(rl.Path)
 	var tick <-chan time.Time
-	if rl.watch {
+	if rl.Watch {
 		t := time.NewTicker(watchInterval)
 		defer t.Stop()
 		tick = t.C
@@ -281,23 +284,23 @@ func (b *bridge) reloads(ctx context.Context, rl *reloading) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-rl.hup:
+		case <-rl.Signals:
 		case <-tick:
-			sum := fileSum(rl.path)
+			sum := fileSum(rl.Path)
 			if bytes.Equal(sum, last) {
 				continue
 			}
 			last, why = sum, "the file changed"
 		}
-		if rl.watch {
-			last = fileSum(rl.path)
+		if rl.Watch {
+			last = fileSum(rl.Path)
 		}
 		err := b.reload(ctx, rl)
 		if m := b.inst.metrics; m != nil {
 			m.ConfigReloaded(err == nil)
 		}
 		if err != nil {
-			b.log.Error("config reload refused; the config in force stays", "path", rl.path, "trigger", why, "err", err)
+			b.log.Error("config reload refused; the config in force stays", "path", rl.Path, "trigger", why, "err", err)
 		}
 	}
 }
@@ -310,11 +313,4 @@ func fileSum(path string) []byte {
 	}
 	sum := sha256.Sum256(data)
 	return sum[:]
-}
-
-// notifyHUP delivers SIGHUP on the channel it returns until stop.
-func notifyHUP() (hup chan os.Signal, stop func()) {
-	hup = make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	return hup, func() { signal.Stop(hup) }
 }

@@ -1,6 +1,6 @@
 //go:build race
 
-package main
+package server
 
 // raceEnabled: the race detector slows the bridge and the demo agents in
 // the same process about tenfold; load tests that only count (they check

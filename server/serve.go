@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"cmp"
@@ -6,9 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -36,47 +34,7 @@ import (
 	"github.com/a2a-agui-bridge/bridge/tasks/store/redisstore"
 )
 
-// cmdServe runs the bridge from a config file; its logs go to stderr in
-// the config's log format and level.
-func cmdServe(ctx context.Context, args []string, _, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	path := fs.String("config", "", "YAML config `file` (required)")
-	listen := fs.String("listen", "", "`host:port` to listen on (overrides the config's listen)")
-	watch := fs.Bool("watch", false, "reload the config when the file changes (as on SIGHUP)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	// From here SIGHUP reloads the config instead of ending the process.
-	hup, stopHUP := notifyHUP()
-	defer stopHUP()
-	if *path == "" {
-		return exitError{2, "serve needs --config FILE"}
-	}
-	cfg, err := config.Load(*path)
-	if err != nil {
-		return exitError{2, err.Error()}
-	}
-	if *listen != "" {
-		cfg.Listen = *listen
-	}
-	level := new(slog.LevelVar)
-	if err := observe.SetLevel(level, cfg.Log.Level); err != nil {
-		return exitError{2, err.Error()} // Validate already refused bad values
-	}
-	log, err := observe.NewRedactingLoggerVar(stderr, cfg.Log.Format, level, cfg.RedactKeys)
-	if err != nil {
-		return exitError{2, err.Error()}
-	}
-	if err := checkExposure(cfg); err != nil {
-		return err
-	}
-	rl := &reloading{path: *path, listen: *listen, watch: *watch, level: level, hup: hup}
-	return serve(ctx, cfg, log, func(addr net.Addr) {
-		log.Info("bridge listening", "addr", addr.String(), "agents", len(cfg.Agents), "store", cfg.Store.Kind)
-	}, rl)
-}
-
-// instruments are what serve makes before wiring the bridge: metrics,
+// instruments are what Serve makes before wiring the bridge: metrics,
 // tracing and the authenticator; the zero value has none (a nil
 // *observe.Tracing is tracing off, a nil authn is no authentication).
 type instruments struct {
@@ -85,16 +43,18 @@ type instruments struct {
 	authn   *auth.Authenticator
 }
 
-// checkExposure refuses to serve without authentication on an address
+// CheckExposure refuses to serve without authentication on an address
 // other machines can reach, unless the config opts out explicitly
 // (auth.mode: none): an open bridge lets anyone run its agents and read
-// every thread.
-func checkExposure(cfg *config.Config) error {
+// every thread. Serve leaves it to its caller, which runs it before
+// anything opens (bridge serve does; bridge demo, on loopback by default,
+// does not); a reload runs it on the new config.
+func CheckExposure(cfg *config.Config) error {
 	if cfg.Auth.Enabled() || cfg.Auth.Mode == config.AuthNone || loopback(cfg.Listen) {
 		return nil
 	}
-	return exitError{2, fmt.Sprintf("refusing to listen on %s without authentication: configure auth.apiKeys or auth.jwt, "+
-		"listen on a loopback address (127.0.0.1), or write auth: {mode: none} to serve openly", cfg.Listen)}
+	return fmt.Errorf("refusing to listen on %s without authentication: configure auth.apiKeys or auth.jwt, "+
+		"listen on a loopback address (127.0.0.1), or write auth: {mode: none} to serve openly", cfg.Listen)
 }
 
 // loopback reports whether addr (host:port) accepts only local
@@ -171,7 +131,7 @@ type bridge struct {
 	// public is handler as served: it keeps each request's Authorization
 	// for the agents that forward the caller's token.
 	public http.Handler
-	// remotes are the first generation's agents (serve checks their setup).
+	// remotes are the first generation's agents (Serve checks their setup).
 	remotes map[string]*remoteAgent
 	// limiter and inst stay the same across reloads; the limiter's caps
 	// change with them.
@@ -289,16 +249,27 @@ func (t threads) Poll(ctx context.Context, agent, threadID string, after int64, 
 	return &aguihttp.Poll{Events: p.Events, Next: p.Next, Done: p.Done}, nil
 }
 
-// serve runs the bridge until ctx ends, then shuts down gracefully: no new
-// connections or runs, in-flight runs get the grace period to finish, the
-// rest are cut — their streams end with RUN_ERROR{code:"server_shutdown"},
-// their A2A tasks keep running, and the next start takes them over and
-// finishes them into the journal — WebSockets close with 1001, then the
-// store closes.
-//
-// With rl, SIGHUP (and with rl.watch a change of the file) reloads the
-// config (reload.go).
-func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, listening func(net.Addr), rl *reloading) error {
+// Options are what Serve takes besides the config; the zero value serves
+// the config as it is until ctx ends.
+type Options struct {
+	// Listening, when set, is called with the listener's address once the
+	// bridge accepts connections (the address a listen of port 0 got).
+	Listening func(net.Addr)
+	// Reload, when set, reloads the config file on its triggers
+	// (reload.go); nil: the config given to Serve stays.
+	Reload *Reload
+}
+
+// Serve runs the bridge cfg describes (cfg is defaulted and valid, as
+// config.Load returns it) until ctx ends, then shuts down gracefully: no
+// new connections or runs, in-flight runs get the grace period to finish,
+// the rest are cut — their streams end with
+// RUN_ERROR{code:"server_shutdown"}, their A2A tasks keep running, and the
+// next start takes them over and finishes them into the journal —
+// WebSockets close with 1001, then the store closes. It returns nil after
+// a clean shutdown, or why the bridge could not start or serve.
+func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger, opts Options) error {
+	listening, rl := opts.Listening, opts.Reload
 	tracing, err := observe.NewTracing(ctx, observe.TracingOptions{
 		Exporter: cfg.Tracing.Exporter, Endpoint: cfg.Tracing.Endpoint, SampleRatio: cfg.Tracing.SampleRatio,
 	})

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -329,10 +329,13 @@ func TestCheckShowsRefusedCards(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var out, errOut bytes.Buffer
-	code := run(context.Background(), []string{"check", "--config", cfgPath}, &out, &errOut)
-	if code != 1 || !strings.Contains(errOut.String(), "3 of 4 agents unusable") {
-		t.Fatalf("exit %d:\n%s\n%s", code, out.String(), errOut.String())
+	checked, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Check(context.Background(), checked, &out); err == nil || !strings.Contains(err.Error(), "3 of 4 agents unusable") {
+		t.Fatalf("Check: %v\n%s", err, out.String())
 	}
 	rows := map[string]string{}
 	for _, line := range strings.Split(out.String(), "\n") {
@@ -391,7 +394,7 @@ func testPublicPEM(t *testing.T) []byte {
 }
 
 // TestServeRefusesUnloadableKeys: a trusted-key file that exists but holds
-// no usable key stops serve at start, naming the key, rather than leaving
+// no usable key stops Serve at start, naming the key, rather than leaving
 // an agent silently unusable.
 func TestServeRefusesUnloadableKeys(t *testing.T) {
 	t.Parallel()
@@ -406,8 +409,11 @@ func TestServeRefusesUnloadableKeys(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	var out, errOut bytes.Buffer
-	if code := run(ctx, []string{"serve", "--config", cfg}, &out, &errOut); code == 0 || !strings.Contains(errOut.String(), "trust.trustedKeys: trusted key "+key+": holds no public key") {
-		t.Fatalf("exit %d: %s", code, errOut.String())
+	loaded, err := config.Load(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Serve(ctx, loaded, slog.New(slog.DiscardHandler), Options{}); err == nil || !strings.Contains(err.Error(), "trust.trustedKeys: trusted key "+key+": holds no public key") {
+		t.Fatalf("Serve: %v", err)
 	}
 }
