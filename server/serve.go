@@ -323,16 +323,18 @@ func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger, opts Optio
 		}
 	}
 
-	ln, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return err
-	}
+	// The profiler's listener first: failing it leaves no public listener
+	// open behind.
 	if addr := os.Getenv("BRIDGE_PPROF"); addr != "" {
 		stop, err := servePprof(addr, log)
 		if err != nil {
 			return err
 		}
 		defer stop()
+	}
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return err
 	}
 	// No WriteTimeout or ReadTimeout: either would cut long SSE streams (an
 	// expired read deadline cancels the request's context). The handler sets
