@@ -176,7 +176,10 @@ func OpenBoltStore(path string) (*BoltStore, error) {
 				return err
 			}
 		}
-		if string(f) == "1" {
+		switch string(f) {
+		case boltFormat:
+			return nil
+		case "1":
 			// In this transaction: a crash or a failure leaves the file as
 			// it was, in format 1, and the next start migrates it again.
 			if err := migrateFormat1(tx); err != nil {

@@ -680,10 +680,12 @@ type layoutMigration struct {
 	lockKey string
 	renewed time.Time
 	// owners caches the principal of each layout-2 thread (by its
-	// member) the migration looked up; "" for a record that is gone.
+	// member) the migration looked up.
 	owners map[string]owner
 }
 
+// owner is the principal a layout-2 record names; found is false when
+// there is no record.
 type owner struct {
 	principal string
 	found     bool
@@ -793,13 +795,16 @@ func (m *layoutMigration) layout2(ctx context.Context) error {
 			if strings.Contains(field, "\x00") {
 				continue // layout 3 already
 			}
+			newField, name := "", "" // dropped, unless its thread is there
 			agent, threadID, ok := strings.Cut(member, "\x00")
-			o, err := m.ownerOf(ctx, agent, threadID)
-			if err != nil {
-				return err
+			var o owner
+			if ok {
+				var err error
+				if o, err = m.ownerOf(ctx, agent, threadID); err != nil {
+					return err
+				}
 			}
-			newField, name := "", ""
-			if ok && o.found {
+			if o.found {
 				newField = interruptField(o.principal, field)
 				name = threadName(ThreadKey{Agent: agent, Principal: o.principal, ThreadID: threadID})
 			}

@@ -581,7 +581,9 @@ func TestRedisLapsedLeases(t *testing.T) {
 	now := time.Now()
 	put := func(id string, active bool, expires time.Time) *store.Thread {
 		t.Helper()
-		th := &store.Thread{Key: store.ThreadKey{Agent: "a", ThreadID: id}, LeaseExpires: expires}
+		// Each thread is alice's: the scan must give the principal back,
+		// or the adopting instance would look for the run under "".
+		th := &store.Thread{Key: store.ThreadKey{Agent: "a", Principal: "alice", ThreadID: id}, Principal: "alice", LeaseExpires: expires}
 		if active {
 			th.ActiveRunID, th.Owner = "run-"+id, "A"
 		}
