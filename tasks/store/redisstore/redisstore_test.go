@@ -860,10 +860,11 @@ func writeLayout2(t *testing.T, raw redis.Cmdable, prefix string) {
 	}
 	lease := time.Now().Add(-time.Second).UnixMilli()
 	tag, name, member := keys("t/1\x00é")
-	aliceRec, _ := json.Marshal(&store.Thread{Version: 3, ContextID: "ctx-alice", Principal: "alice", ActiveRunID: "run-1", Owner: "A",
-		LeaseExpires: time.UnixMilli(lease)})
+	// The records as layout 2 stored them: the principal inside only.
+	aliceRec := fmt.Sprintf(`{"contextId":"ctx-alice","principal":"alice","activeRunId":"run-1","owner":"A","leaseExpires":%q,"version":3}`,
+		time.UnixMilli(lease).UTC().Format(time.RFC3339Nano))
 	anonTag, anonName, anonMember := keys("anon")
-	anonRec, _ := json.Marshal(&store.Thread{Version: 1, ContextID: "ctx-anon"})
+	anonRec := `{"contextId":"ctx-anon","version":1}`
 	goneTag, goneName, _ := keys("deleted")
 	ghostTag, _, ghostMember := keys("ghost")
 	_, _, goneMember := keys("gone")
