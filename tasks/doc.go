@@ -3,7 +3,11 @@
 // task; it sends only the user messages the agent has not seen; it allows
 // one active run per thread; and it drives each run — streaming, or a
 // blocking send followed by GetTask polling — through the mapping
-// translator into the thread's append-only event journal. A team run
+// translator into the thread's append-only event journal. Threads are the
+// caller's own: a thread is keyed by agent, principal (auth.PrincipalFrom,
+// "" without auth) and AG-UI threadId, so every route that names a thread
+// finds the caller's, and another principal's thread of the same id is
+// indistinguishable from an id nobody used. A team run
 // (TeamSpec) drives several agents at once, or routes to one, or chains
 // them, through one mapping.Team (team.go, route.go).
 //

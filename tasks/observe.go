@@ -268,9 +268,9 @@ func (s *ObservedStore) IndexInterrupt(ctx context.Context, interruptID string, 
 }
 
 // InterruptThread implements Store.
-func (s *ObservedStore) InterruptThread(ctx context.Context, interruptID string) (ThreadKey, error) {
+func (s *ObservedStore) InterruptThread(ctx context.Context, principal, interruptID string) (ThreadKey, error) {
 	start := time.Now()
-	key, err := s.Store.InterruptThread(ctx, interruptID)
+	key, err := s.Store.InterruptThread(ctx, principal, interruptID)
 	s.done("InterruptThread", start, err)
 	return key, err
 }

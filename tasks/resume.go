@@ -248,8 +248,13 @@ func (s *Service) matchReplay(ctx context.Context, th *Thread, in *agui.RunAgent
 	return rp, nil
 }
 
+// unknownInterrupt answers a resume naming an interrupt not pending on th.
+// The index is searched among th's principal's threads only: an interrupt
+// of another principal's thread is answered as an id that exists nowhere,
+// while one of the caller's own other threads is named as such (the
+// caller may read that thread anyway, so the hint tells nothing new).
 func (s *Service) unknownInterrupt(ctx context.Context, th *Thread, id string) *rejection {
-	if key, err := s.store.InterruptThread(ctx, id); err == nil && key != th.Key {
+	if key, err := s.store.InterruptThread(ctx, th.Key.Principal, id); err == nil && key != th.Key {
 		return &rejection{CodeResumeWrongThread, fmt.Sprintf(
 			"interrupt %s belongs to another thread; resume it on the thread that raised it", id)}
 	}

@@ -336,16 +336,19 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		}
 	}()
 
-	key := ThreadKey{Agent: agentName, ThreadID: in.ThreadID}
+	// Threads are keyed by principal: another principal's thread of the
+	// same id is another key, so this run starts (or continues) the
+	// caller's own thread, exactly as for an id nobody used.
+	key := callerKey(ctx, agentName, in.ThreadID)
 	current, err := s.store.GetThread(ctx, key)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		current = &Thread{Key: key, Principal: auth.PrincipalFrom(ctx)}
+		current = &Thread{Key: key, Principal: key.Principal}
 	case err != nil:
 		return nil, storeError(err)
 	case !ownedBy(ctx, current):
-		// Another principal's thread: the same answer as an unknown one
-		// (GET .../threads/{id}), never a hint that the id is taken.
+		// A record under the caller's key made by someone else (never
+		// written so): refused as for a thread that does not exist.
 		return nil, threadNotFound(key)
 	}
 	parts, newIDs, err := mapping.UserInput(in.Messages, current.SeenMessageIDs, spec.MaxInlineBytes)
@@ -526,9 +529,16 @@ func (s *Service) claim(ctx context.Context, th *Thread, c claimed) (*Thread, er
 	return th, nil
 }
 
-// ownedBy reports whether th belongs to the principal ctx carries.
+// callerKey is the key of the caller's thread threadID of agent: the
+// principal ctx carries ("" without auth) is part of it.
+func callerKey(ctx context.Context, agent, threadID string) ThreadKey {
+	return ThreadKey{Agent: agent, Principal: auth.PrincipalFrom(ctx), ThreadID: threadID}
+}
+
+// ownedBy reports whether th belongs to the principal ctx carries. Its key
+// says so already; the record's own copy must agree.
 func ownedBy(ctx context.Context, th *Thread) bool {
-	return th.Principal == auth.PrincipalFrom(ctx)
+	return th.Principal == auth.PrincipalFrom(ctx) && th.Key.Principal == th.Principal
 }
 
 // stale reports whether th's active run belongs to a bridge process that

@@ -78,7 +78,9 @@ func (s *Service) loadThread(ctx context.Context, agent, threadID string) (*Thre
 	if !s.HasAgent(agent) {
 		return nil, unknownAgent(agent)
 	}
-	key := ThreadKey{Agent: agent, ThreadID: threadID}
+	// The caller's own thread: another principal's thread of the same id
+	// is another key, so it is not found, exactly as an id nobody used.
+	key := callerKey(ctx, agent, threadID)
 	th, err := s.store.GetThread(ctx, key)
 	if errors.Is(err, ErrNotFound) {
 		return nil, threadNotFound(key)
@@ -87,8 +89,9 @@ func (s *Service) loadThread(ctx context.Context, agent, threadID string) (*Thre
 		return nil, storeError(err)
 	}
 	if !ownedBy(ctx, th) {
-		// Exactly the answer for a thread that does not exist, so
-		// another principal cannot learn that it does.
+		// A record filed under the caller's key but made by someone else
+		// (never written so): the answer for a thread that does not
+		// exist.
 		return nil, threadNotFound(key)
 	}
 	return th, nil

@@ -2,7 +2,10 @@
 // and where threads and journals are kept: the Store interface, the thread
 // record (Thread, its JSON tags being the storage format) and the journal
 // entry, plus MemoryStore, the backend for tests and single-process
-// trials. The durable backends live in their own packages, so the engine
+// trials. A thread is keyed by agent, principal and thread id (ThreadKey):
+// backends file everything of a thread — record, journal, interrupt index
+// — under all three, and migrate what older versions filed without the
+// principal. The durable backends live in their own packages, so the engine
 // links no database client: boltstore (one file, one process) and
 // redisstore (shared by many processes). Every backend passes the same
 // conformance suite, storetest.

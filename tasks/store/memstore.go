@@ -12,8 +12,12 @@ import (
 type MemoryStore struct {
 	mu         sync.Mutex
 	threads    map[ThreadKey]*memThread
-	interrupts map[string]ThreadKey
+	interrupts map[memInterrupt]ThreadKey
 }
+
+// memInterrupt names an interrupt in the index: its id among its
+// principal's.
+type memInterrupt struct{ principal, id string }
 
 type memThread struct {
 	rec     *Thread
@@ -26,7 +30,7 @@ var _ Store = (*MemoryStore)(nil)
 
 // NewMemoryStore returns an empty store.
 func NewMemoryStore() *MemoryStore {
-	return &MemoryStore{threads: make(map[ThreadKey]*memThread), interrupts: make(map[string]ThreadKey)}
+	return &MemoryStore{threads: make(map[ThreadKey]*memThread), interrupts: make(map[memInterrupt]ThreadKey)}
 }
 
 func (m *MemoryStore) thread(key ThreadKey) *memThread {
@@ -216,15 +220,15 @@ func (m *MemoryStore) Wait(ctx context.Context, key ThreadKey, after int64) erro
 func (m *MemoryStore) IndexInterrupt(_ context.Context, id string, key ThreadKey) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.interrupts[id] = key
+	m.interrupts[memInterrupt{key.Principal, id}] = key
 	return nil
 }
 
 // InterruptThread implements Store.
-func (m *MemoryStore) InterruptThread(_ context.Context, id string) (ThreadKey, error) {
+func (m *MemoryStore) InterruptThread(_ context.Context, principal, id string) (ThreadKey, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	key, ok := m.interrupts[id]
+	key, ok := m.interrupts[memInterrupt{principal, id}]
 	if !ok {
 		return ThreadKey{}, ErrNotFound
 	}

@@ -19,13 +19,20 @@ var (
 	ErrConflict = errors.New("tasks: thread version conflict")
 )
 
-// ThreadKey names a thread. Threads belong to one agent: the same AG-UI
-// threadId under two agents is two threads.
+// ThreadKey names a thread. Threads belong to one agent and one principal:
+// the same AG-UI threadId under two agents, or used by two principals, is
+// two threads, and nothing about one tells anything about the other.
 type ThreadKey struct {
-	Agent    string
-	ThreadID string
+	Agent string
+	// Principal is who the thread belongs to: the authenticated caller,
+	// "" without auth.
+	Principal string
+	ThreadID  string
 }
 
+// String names the thread in errors and logs as agent/threadId. It leaves
+// the principal out: logs and errors name agents and threads, never who
+// called.
 func (k ThreadKey) String() string { return k.Agent + "/" + k.ThreadID }
 
 // Thread is the bridge's record of one AG-UI thread. Its JSON form (the
@@ -58,9 +65,10 @@ type Thread struct {
 	// whose ids differ from that run's.
 	LastRunID string `json:"lastRunId,omitempty"`
 	// Principal is who created the thread (the authenticated caller; ""
-	// without auth). Only the same principal can see or use it: anyone
-	// else is told it does not exist. Records written before auth existed
-	// have none and belong to unauthenticated callers.
+	// without auth): the record's copy of Key.Principal, which stores
+	// written before threads were keyed by principal read when they
+	// migrate their keys. Records written before auth existed have none
+	// and belong to unauthenticated callers.
 	Principal string `json:"principal,omitempty"`
 
 	// Messages is the conversation after the last run (the client's
@@ -264,11 +272,14 @@ type Store interface {
 	// Wait blocks until the journal has an entry with Seq > after, or ctx
 	// ends (then it returns ctx's error).
 	Wait(ctx context.Context, key ThreadKey, after int64) error
-	// IndexInterrupt records which thread raised an interrupt, and
-	// InterruptThread looks it up (ErrNotFound when unknown), so a resume
-	// on the wrong thread is told apart from an unknown id.
+	// IndexInterrupt records which thread raised an interrupt, under the
+	// thread's principal, and InterruptThread looks it up among the
+	// interrupts of principal's threads (ErrNotFound when none of them
+	// raised it), so a resume on the wrong thread is told apart from an
+	// unknown id without telling anything of another principal's threads.
+	// The same id raised on threads of two principals is two entries.
 	IndexInterrupt(ctx context.Context, interruptID string, key ThreadKey) error
-	InterruptThread(ctx context.Context, interruptID string) (ThreadKey, error)
+	InterruptThread(ctx context.Context, principal, interruptID string) (ThreadKey, error)
 	// Ping reports whether the store is usable (readiness).
 	Ping(ctx context.Context) error
 	Close() error

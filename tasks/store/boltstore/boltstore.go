@@ -1,6 +1,7 @@
 package boltstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -21,17 +22,25 @@ import (
 // crash leaves either all of a PutThread or Append or none of it; Appends
 // running at the same time share a transaction.
 //
-// The file holds four top-level buckets:
+// The file holds four top-level buckets; the last three hold one bucket
+// per principal, named "\x00" + principal (the principal is "" without
+// auth, and a bucket name cannot be empty):
 //
 //	meta:       "format" → boltFormat
-//	threads:    agent + "\x00" + threadID → the Thread's JSON
-//	journal:    agent + "\x00" + threadID → bucket of
+//	threads:    "\x00" + principal → bucket of
+//	            agent + "\x00" + threadID → the Thread's JSON
+//	journal:    "\x00" + principal → bucket of
+//	            agent + "\x00" + threadID → bucket of
 //	            8-byte big-endian seq → entry (see encodeEntry)
-//	interrupts: interrupt id → agent + "\x00" + threadID
+//	interrupts: "\x00" + principal → bucket of
+//	            interrupt id → agent + "\x00" + threadID
 //
-// Agent names never contain NUL (config allows [a-z0-9_-]), so the key is
-// unambiguous whatever the thread id holds. Big-endian seqs sort in
-// numeric order, so Read is a cursor seek and LastSeq the cursor's last key.
+// A thread is found only in its principal's bucket, so the same thread id
+// used by two principals is two threads. Agent names never contain NUL
+// (config allows [a-z0-9_-]), so the key is unambiguous whatever the
+// thread id (or the principal, a bucket name of its own) holds. Big-endian
+// seqs sort in numeric order, so Read is a cursor seek and LastSeq the
+// cursor's last key. Format 1 had no principal buckets (see migrateFormat1).
 //
 // bbolt locks the file for one process. Wait is woken in process, by this
 // store's own Appends; tailing a journal that other processes write is the
@@ -65,9 +74,10 @@ var _ Store = (*BoltStore)(nil)
 // enough that a second bridge on the same file fails with a clear error.
 const boltLockTimeout = time.Second
 
-// boltFormat is the layout described on BoltStore; a file written in
-// another layout is refused rather than misread.
-const boltFormat = "1"
+// boltFormat is the layout described on BoltStore. A file of format 1 is
+// migrated when opened (migrateFormat1); one written in a layout this
+// build does not know is refused rather than misread.
+const boltFormat = "2"
 
 var (
 	bucketMeta    = []byte("meta")
@@ -157,12 +167,8 @@ func OpenBoltStore(path string) (*BoltStore, error) {
 		if err != nil {
 			return err
 		}
-		switch f := meta.Get(keyFormat); {
-		case f == nil:
-			if err := meta.Put(keyFormat, []byte(boltFormat)); err != nil {
-				return err
-			}
-		case string(f) != boltFormat:
+		f := meta.Get(keyFormat)
+		if f != nil && string(f) != boltFormat && string(f) != "1" {
 			return fmt.Errorf("file format %q, this bridge reads %q", f, boltFormat)
 		}
 		for _, name := range [][]byte{bucketThreads, bucketJournal, bucketInterrupts} {
@@ -170,7 +176,17 @@ func OpenBoltStore(path string) (*BoltStore, error) {
 				return err
 			}
 		}
-		return nil
+		switch string(f) {
+		case boltFormat:
+			return nil
+		case "1":
+			// In this transaction: a crash or a failure leaves the file as
+			// it was, in format 1, and the next start migrates it again.
+			if err := migrateFormat1(tx); err != nil {
+				return fmt.Errorf("migrate format 1 to %s: %w", boltFormat, err)
+			}
+		}
+		return meta.Put(keyFormat, []byte(boltFormat))
 	})
 	if err != nil {
 		db.Close()
@@ -184,11 +200,129 @@ func OpenBoltStore(path string) (*BoltStore, error) {
 	}, nil
 }
 
+// boltKey is a thread's key within its principal's bucket.
 func boltKey(k ThreadKey) []byte {
 	b := make([]byte, 0, len(k.Agent)+1+len(k.ThreadID))
 	b = append(b, k.Agent...)
 	b = append(b, 0)
 	return append(b, k.ThreadID...)
+}
+
+// parseBoltKey reads a boltKey of principal's bucket.
+func parseBoltKey(principal string, k []byte) (ThreadKey, error) {
+	agent, thread, ok := strings.Cut(string(k), "\x00")
+	if !ok {
+		return ThreadKey{}, fmt.Errorf("malformed thread key %q", k)
+	}
+	return ThreadKey{Agent: agent, Principal: principal, ThreadID: thread}, nil
+}
+
+// principalBucket is the name of principal's bucket in threads, journal
+// and interrupts.
+func principalBucket(principal string) []byte {
+	return append([]byte{0}, principal...)
+}
+
+// principalIn returns principal's bucket in parent, creating it when
+// create is set (in a writable transaction); nil when it does not exist.
+func principalIn(parent *bbolt.Bucket, principal string, create bool) (*bbolt.Bucket, error) {
+	if create {
+		return parent.CreateBucketIfNotExists(principalBucket(principal))
+	}
+	return parent.Bucket(principalBucket(principal)), nil
+}
+
+// forEachPrincipal calls fn for each principal's bucket in parent.
+func forEachPrincipal(parent *bbolt.Bucket, fn func(principal string, b *bbolt.Bucket) error) error {
+	return parent.ForEachBucket(func(k []byte) error {
+		if len(k) == 0 || k[0] != 0 {
+			return fmt.Errorf("bucket %q is not a principal's", k)
+		}
+		return fn(string(k[1:]), parent.Bucket(k))
+	})
+}
+
+// journalOf returns key's journal bucket in tx, nil when it has none.
+func journalOf(tx *bbolt.Tx, key ThreadKey) *bbolt.Bucket {
+	p := tx.Bucket(bucketJournal).Bucket(principalBucket(key.Principal))
+	if p == nil {
+		return nil
+	}
+	return p.Bucket(boltKey(key))
+}
+
+// migrateFormat1 moves the records of a format-1 file, filed under
+// agent + "\x00" + threadID with the principal only inside the record, into
+// their principal's buckets: each thread under the principal its record
+// names, its journal (moved as a bucket, not copied) and its interrupts
+// with it. A journal whose thread record is gone goes to the principal ""
+// (it cannot be told whose it was; with auth on, no caller is ""), and an
+// interrupt of a thread that is gone is dropped: it cannot be resumed.
+// Format-1 keys start with an agent name, never with NUL, so they and the
+// principal buckets never collide while both are in a bucket.
+func migrateFormat1(tx *bbolt.Tx) error {
+	threads, journal, interrupts := tx.Bucket(bucketThreads), tx.Bucket(bucketJournal), tx.Bucket(bucketInterrupts)
+	owner := map[string]string{} // format-1 key → its record's principal
+	for _, k := range format1Keys(threads, false) {
+		v := bytes.Clone(threads.Get(k))
+		var rec struct {
+			Principal string `json:"principal"`
+		}
+		if err := json.Unmarshal(v, &rec); err != nil {
+			return fmt.Errorf("decode thread %q: %w", k, err)
+		}
+		dst, err := principalIn(threads, rec.Principal, true)
+		if err != nil {
+			return err
+		}
+		if err := dst.Put(k, v); err != nil {
+			return err
+		}
+		if err := threads.Delete(k); err != nil {
+			return err
+		}
+		owner[string(k)] = rec.Principal
+	}
+	for _, k := range format1Keys(journal, true) {
+		dst, err := principalIn(journal, owner[string(k)], true)
+		if err != nil {
+			return err
+		}
+		if err := journal.MoveBucket(k, dst); err != nil {
+			return fmt.Errorf("journal %q: %w", k, err)
+		}
+	}
+	for _, id := range format1Keys(interrupts, false) {
+		thread := bytes.Clone(interrupts.Get(id))
+		if err := interrupts.Delete(id); err != nil {
+			return err
+		}
+		principal, ok := owner[string(thread)]
+		if !ok {
+			continue
+		}
+		dst, err := principalIn(interrupts, principal, true)
+		if err != nil {
+			return err
+		}
+		if err := dst.Put(id, thread); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// format1Keys lists (copied) the format-1 keys of b: its buckets when
+// buckets is set, else its values; principal buckets are not format 1.
+func format1Keys(b *bbolt.Bucket, buckets bool) [][]byte {
+	var keys [][]byte
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if len(k) > 0 && k[0] != 0 && (v == nil) == buckets {
+			keys = append(keys, bytes.Clone(k))
+		}
+	}
+	return keys
 }
 
 func seqKey(seq int64) []byte {
@@ -232,7 +366,11 @@ func (s *BoltStore) GetThread(ctx context.Context, key ThreadKey) (*Thread, erro
 	}
 	var th *Thread
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		v := tx.Bucket(bucketThreads).Get(boltKey(key))
+		threads, _ := principalIn(tx.Bucket(bucketThreads), key.Principal, false)
+		if threads == nil {
+			return nil
+		}
+		v := threads.Get(boltKey(key))
 		if v == nil {
 			return nil
 		}
@@ -272,7 +410,10 @@ func (s *BoltStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries 
 	vals := encodeEntries(entries)
 	k := boltKey(th.Key)
 	err = s.db.Update(func(tx *bbolt.Tx) error {
-		threads := tx.Bucket(bucketThreads)
+		threads, err := principalIn(tx.Bucket(bucketThreads), th.Key.Principal, true)
+		if err != nil {
+			return err
+		}
 		cur, err := storedVersion(threads, k)
 		if err != nil {
 			return err
@@ -280,7 +421,7 @@ func (s *BoltStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries 
 		if cur != th.Version {
 			return ErrConflict
 		}
-		if err := appendIn(tx, k, entries, vals); err != nil {
+		if err := appendIn(tx, th.Key, entries, vals); err != nil {
 			return err
 		}
 		return threads.Put(k, v)
@@ -305,21 +446,16 @@ func (s *BoltStore) ActiveThreads(ctx context.Context) ([]ThreadKey, error) {
 	}
 	var out []ThreadKey
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketThreads).ForEach(func(k, v []byte) error {
+		return forEachThread(tx, func(key ThreadKey, v []byte) error {
 			var rec struct {
 				ActiveRunID string `json:"activeRunId"`
 			}
 			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("decode thread %q: %w", k, err)
+				return fmt.Errorf("decode thread %v: %w", key, err)
 			}
-			if rec.ActiveRunID == "" {
-				return nil
+			if rec.ActiveRunID != "" {
+				out = append(out, key)
 			}
-			agent, thread, ok := strings.Cut(string(k), "\x00")
-			if !ok {
-				return fmt.Errorf("malformed thread key %q", k)
-			}
-			out = append(out, ThreadKey{Agent: agent, ThreadID: thread})
 			return nil
 		})
 	})
@@ -338,21 +474,16 @@ func (s *BoltStore) PendingInterrupts(ctx context.Context) (map[ThreadKey]int, e
 	}
 	out := make(map[ThreadKey]int)
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketThreads).ForEach(func(k, v []byte) error {
+		return forEachThread(tx, func(key ThreadKey, v []byte) error {
 			var rec struct {
 				Interrupts []json.RawMessage `json:"interrupts"`
 			}
 			if err := json.Unmarshal(v, &rec); err != nil {
-				return fmt.Errorf("decode thread %q: %w", k, err)
+				return fmt.Errorf("decode thread %v: %w", key, err)
 			}
-			if len(rec.Interrupts) == 0 {
-				return nil
+			if len(rec.Interrupts) > 0 {
+				out[key] = len(rec.Interrupts)
 			}
-			agent, thread, ok := strings.Cut(string(k), "\x00")
-			if !ok {
-				return fmt.Errorf("malformed thread key %q", k)
-			}
-			out[ThreadKey{Agent: agent, ThreadID: thread}] = len(rec.Interrupts)
 			return nil
 		})
 	})
@@ -362,6 +493,19 @@ func (s *BoltStore) PendingInterrupts(ctx context.Context) (map[ThreadKey]int, e
 	return out, nil
 }
 
+// forEachThread calls fn with every thread record of every principal.
+func forEachThread(tx *bbolt.Tx, fn func(key ThreadKey, v []byte) error) error {
+	return forEachPrincipal(tx.Bucket(bucketThreads), func(principal string, b *bbolt.Bucket) error {
+		return b.ForEach(func(k, v []byte) error {
+			key, err := parseBoltKey(principal, k)
+			if err != nil {
+				return err
+			}
+			return fn(key, v)
+		})
+	})
+}
+
 // DeleteThread implements Store.
 func (s *BoltStore) DeleteThread(ctx context.Context, key ThreadKey, version int64) error {
 	if err := ctx.Err(); err != nil {
@@ -369,8 +513,8 @@ func (s *BoltStore) DeleteThread(ctx context.Context, key ThreadKey, version int
 	}
 	k := boltKey(key)
 	err := s.db.Update(func(tx *bbolt.Tx) error {
-		threads := tx.Bucket(bucketThreads)
-		if threads.Get(k) == nil {
+		threads, _ := principalIn(tx.Bucket(bucketThreads), key.Principal, false)
+		if threads == nil || threads.Get(k) == nil {
 			return ErrNotFound
 		}
 		cur, err := storedVersion(threads, k)
@@ -446,7 +590,7 @@ func (s *BoltStore) commitGroups() {
 		failed := make([]error, len(group))
 		err := s.db.Update(func(tx *bbolt.Tx) error {
 			for i, r := range group {
-				failed[i] = appendIn(tx, boltKey(r.key), r.entries, r.vals)
+				failed[i] = appendIn(tx, r.key, r.entries, r.vals)
 				if failed[i] != nil && !errors.Is(failed[i], ErrConflict) {
 					return failed[i]
 				}
@@ -475,14 +619,18 @@ func encodeEntries(entries []Entry) [][]byte {
 	return vals
 }
 
-// appendIn puts encoded entries in the journal of k in tx under their
+// appendIn puts encoded entries in the journal of key in tx under their
 // seqs, or fails with ErrConflict (having written nothing) when the
 // numbering does not continue the journal.
-func appendIn(tx *bbolt.Tx, k []byte, entries []Entry, vals [][]byte) error {
+func appendIn(tx *bbolt.Tx, key ThreadKey, entries []Entry, vals [][]byte) error {
 	if len(entries) == 0 {
 		return nil
 	}
-	j, err := tx.Bucket(bucketJournal).CreateBucketIfNotExists(k)
+	p, err := principalIn(tx.Bucket(bucketJournal), key.Principal, true)
+	if err != nil {
+		return err
+	}
+	j, err := p.CreateBucketIfNotExists(boltKey(key))
 	if err != nil {
 		return err
 	}
@@ -517,7 +665,7 @@ func (s *BoltStore) Read(ctx context.Context, key ThreadKey, after int64, limit 
 	}
 	var out []Entry
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		j := tx.Bucket(bucketJournal).Bucket(boltKey(key))
+		j := journalOf(tx, key)
 		if j == nil {
 			return nil
 		}
@@ -552,7 +700,7 @@ func (s *BoltStore) LastSeq(ctx context.Context, key ThreadKey) (int64, error) {
 	var last int64
 	err := s.db.View(func(tx *bbolt.Tx) error {
 		var err error
-		last, err = lastSeqIn(tx.Bucket(bucketJournal).Bucket(boltKey(key)))
+		last, err = lastSeqIn(journalOf(tx, key))
 		return err
 	})
 	if err != nil {
@@ -634,7 +782,11 @@ func (s *BoltStore) IndexInterrupt(ctx context.Context, id string, key ThreadKey
 		return err
 	}
 	err := s.db.Update(func(tx *bbolt.Tx) error {
-		return tx.Bucket(bucketInterrupts).Put([]byte(id), boltKey(key))
+		b, err := principalIn(tx.Bucket(bucketInterrupts), key.Principal, true)
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(id), boltKey(key))
 	})
 	if err != nil {
 		return fmt.Errorf("tasks: index interrupt %s: %w", id, err)
@@ -643,23 +795,25 @@ func (s *BoltStore) IndexInterrupt(ctx context.Context, id string, key ThreadKey
 }
 
 // InterruptThread implements Store.
-func (s *BoltStore) InterruptThread(ctx context.Context, id string) (ThreadKey, error) {
+func (s *BoltStore) InterruptThread(ctx context.Context, principal, id string) (ThreadKey, error) {
 	if err := ctx.Err(); err != nil {
 		return ThreadKey{}, err
 	}
 	var key ThreadKey
 	found := false
 	err := s.db.View(func(tx *bbolt.Tx) error {
-		v := tx.Bucket(bucketInterrupts).Get([]byte(id))
+		b, _ := principalIn(tx.Bucket(bucketInterrupts), principal, false)
+		if b == nil {
+			return nil
+		}
+		v := b.Get([]byte(id))
 		if v == nil {
 			return nil
 		}
-		agent, thread, ok := strings.Cut(string(v), "\x00")
-		if !ok {
-			return fmt.Errorf("malformed thread key %q", v)
-		}
-		key, found = ThreadKey{Agent: agent, ThreadID: thread}, true
-		return nil
+		var err error
+		key, err = parseBoltKey(principal, v)
+		found = err == nil
+		return err
 	})
 	if err != nil {
 		return ThreadKey{}, fmt.Errorf("tasks: interrupt %s: %w", id, err)

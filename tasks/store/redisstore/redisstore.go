@@ -32,16 +32,21 @@ import (
 // that), where the embedded store loses nothing.
 //
 // Keys, for a key prefix P (RedisOptions.Prefix), a thread whose shard is
-// N (see redisShard) and whose name is T = agent + "\x00" +
+// N (redisShard of its agent + "\x00" + threadID, see shardName) and whose
+// name is T = agent + "\x00" + base64url(principal) + "\x00" +
 // base64url(threadID):
 //
 //	P "{" N "}:thread:" T   hash: "version" → decimal version, "thread" → the Thread's JSON
 //	P "{" N "}:journal:" T  stream: entry id "<seq>-1", fields "run", "terminal" ("0"/"1"), "event"
-//	P "{" N "}:active"      set of agent + "\x00" + threadID: the shard's threads with an active run
-//	P "{" N "}:leases"      sorted set of the same members, scored by lease expiry (Unix ms; +inf without a lease)
-//	P "{" M "}:interrupts"  hash: interrupt id → agent + "\x00" + threadID, M the interrupt id's shard
+//	P "{" N "}:active"      set of T: the shard's threads with an active run
+//	P "{" N "}:leases"      sorted set of T, scored by lease expiry (Unix ms; +inf without a lease)
+//	P "{" M "}:interrupts"  hash: base64url(principal) + "\x00" + interrupt id → T, M the interrupt id's shard
 //	P "{" N "}:wake:" …     short-lived streams that end a Wait connection's XREAD early (see Wait)
-//	P "layout"              "2": the keys above (see migrateRedisLayout for layout 1)
+//	P "layout"              "3": the keys above (see migrateRedisLayout for layouts 1 and 2)
+//
+// The principal ("" without auth) is part of every name, so the same
+// thread id used by two principals is two threads, and an interrupt is
+// found among its principal's only.
 //
 // The braces are a Redis Cluster hash tag: everything one operation on a
 // thread touches — its record, its journal, its shard's active set and
@@ -51,7 +56,8 @@ import (
 // Cluster node), and the shards' slots spread the scans and the writes
 // over every primary of a cluster instead of one slot taking all of them.
 // Agent names never contain NUL (config allows [a-z0-9_-]) and base64url
-// never does, so a key is unambiguous whatever the thread id holds.
+// never does, so a name is unambiguous whatever the thread id or the
+// principal holds.
 //
 // The version sits beside the JSON so the scripts compare it without
 // decoding the record. Journal entry ids are "<seq>-1": the id is the
@@ -473,13 +479,37 @@ func redisHashTag(key string) string {
 	return key
 }
 
-// threadName is T in RedisStore's key list.
+// threadName is T in RedisStore's key list: what names the thread's keys,
+// and the thread in the active sets, the lease indexes and the interrupt
+// index.
 func threadName(k ThreadKey) string {
-	return k.Agent + "\x00" + base64.RawURLEncoding.EncodeToString([]byte(k.ThreadID))
+	return k.Agent + "\x00" + b64(k.Principal) + "\x00" + b64(k.ThreadID)
 }
 
+func b64(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+
+// parseThreadName reads a threadName.
+func parseThreadName(name string) (ThreadKey, error) {
+	agent, rest, ok := strings.Cut(name, "\x00")
+	principal, thread, ok2 := strings.Cut(rest, "\x00")
+	p, err1 := base64.RawURLEncoding.DecodeString(principal)
+	t, err2 := base64.RawURLEncoding.DecodeString(thread)
+	if !ok || !ok2 || err1 != nil || err2 != nil {
+		// Not quoted: a name carries a principal, which errors (and so
+		// logs) never name.
+		return ThreadKey{}, errors.New("malformed thread name")
+	}
+	return ThreadKey{Agent: agent, Principal: string(p), ThreadID: string(t)}, nil
+}
+
+// shardName is what a thread's shard is computed from: its agent and
+// thread id, not its principal, so that the same thread of layout 2 (which
+// had no principal) and of layout 3 is in one shard, and the migration
+// moves keys within their slot.
+func shardName(agent, threadID string) string { return agent + "\x00" + threadID }
+
 func (s *RedisStore) shardKey(k ThreadKey) string {
-	return s.prefix + shardTag(redisShard(keyMember(k)))
+	return s.prefix + shardTag(redisShard(shardName(k.Agent, k.ThreadID)))
 }
 
 func (s *RedisStore) threadKey(k ThreadKey) string { return s.shardKey(k) + ":thread:" + threadName(k) }
@@ -493,62 +523,65 @@ func (s *RedisStore) interruptsKey(id string) string {
 	return s.prefix + shardTag(redisShard(id)) + ":interrupts"
 }
 
-// keyMember is how the active sets and the interrupt index name a thread:
-// the same form as the bolt store's keys.
-func keyMember(k ThreadKey) string { return k.Agent + "\x00" + k.ThreadID }
-
-func parseKeyMember(m string) (ThreadKey, error) {
-	agent, thread, ok := strings.Cut(m, "\x00")
-	if !ok {
-		return ThreadKey{}, fmt.Errorf("malformed thread key %q", m)
-	}
-	return ThreadKey{Agent: agent, ThreadID: thread}, nil
-}
+// interruptField is an interrupt's field in its shard's index: the id
+// among its principal's.
+func interruptField(principal, id string) string { return b64(principal) + "\x00" + id }
 
 // redisLayout is the storage format RedisStore writes (see its key list),
 // recorded under P "layout".
-const redisLayout = "2"
+const redisLayout = "3"
 
-// migrateRedisLayout moves the keys of layout 1 — what bridges before
-// layout 2 wrote, on one server — to layout 2, once, at the first start
-// of a bridge of this version on them:
-//
-//	P "{" agent "\x00" base64url(threadID) "}:thread" and "…:journal"  → the thread's shard's keys
-//	P "active", P "leases", P "interrupts"                              → the shards' sets and hashes
-//
-// Each thread moves in one script (RENAME keeps the records and journals
-// as they are), then the interrupt index, then P "layout" is set; an
-// instance starting meanwhile waits for it. Bridges of the older version
-// must all be stopped first: they would go on writing layout 1, which this
-// version no longer reads. Layout 1 never ran on a Cluster (its scripts
-// crossed slots), so a Cluster only gets the mark.
+// migrateRedisLayout brings the keys of an older layout to layout 3, once,
+// at the first start of a bridge of this version on them: layout 1 (no
+// shards, see migrateLayout1) goes to layout 2, and layout 2 (threads
+// without their principal in the key, see migrateLayout2) to layout 3.
+// One instance migrates, holding P "layout-migration", and then sets
+// P "layout"; an instance starting meanwhile waits for the mark. Bridges
+// of an older version must all be stopped first: they would go on writing
+// their layout, which this version no longer reads. Layout 1 never ran on
+// a Cluster (its scripts crossed slots), so a Cluster without a mark is a
+// new store.
 func (s *RedisStore) migrateRedisLayout(ctx context.Context) error {
 	layoutKey, lockKey := s.prefix+"layout", s.prefix+"layout-migration"
 	for {
-		v, err := s.client.Get(ctx, layoutKey).Result()
+		from, err := s.client.Get(ctx, layoutKey).Result()
 		switch {
-		case err == nil && v == redisLayout:
+		case err == nil && from == redisLayout:
 			return nil
+		case err == nil && from == "2":
 		case err == nil:
-			return fmt.Errorf("the keys under %q are in storage layout %q, which this version of the bridge does not read (it writes %s)", s.prefix, v, redisLayout)
-		case !errors.Is(err, redis.Nil):
+			return fmt.Errorf("the keys under %q are in storage layout %q, which this version of the bridge does not read (it writes %s)", s.prefix, from, redisLayout)
+		case errors.Is(err, redis.Nil) && s.cluster:
+			if err := s.client.SetNX(ctx, layoutKey, redisLayout, 0).Err(); err != nil {
+				return fmt.Errorf("storage layout: %w", err)
+			}
+			continue // read what was set, by this instance or another
+		case errors.Is(err, redis.Nil):
+			from = "1"
+		default:
 			return fmt.Errorf("read the storage layout: %w", err)
 		}
-		if s.cluster {
-			return s.client.SetNX(ctx, layoutKey, redisLayout, 0).Err()
-		}
-		won, err := s.client.SetNX(ctx, lockKey, rand.Text(), time.Minute).Result()
+		token := rand.Text()
+		won, err := s.client.SetNX(ctx, lockKey, token, redisMigrationLock).Result()
 		if err != nil {
 			return fmt.Errorf("storage layout migration: %w", err)
 		}
 		if won {
-			err := s.migrateLayout1(ctx)
+			// The lock lapses if this instance dies; while it works, it
+			// keeps the lock.
+			m := &layoutMigration{s: s, lockKey: lockKey, renewed: time.Now()}
+			if from == "1" {
+				err = s.migrateLayout1(ctx)
+			}
+			if err == nil {
+				err = m.layout2(ctx)
+			}
 			if err == nil {
 				err = s.client.Set(ctx, layoutKey, redisLayout, 0).Err()
 			}
 			s.client.Del(context.WithoutCancel(ctx), lockKey)
 			if err != nil {
-				return fmt.Errorf("storage layout migration: %w", err)
+				return fmt.Errorf("storage layout migration from layout %s: %w", from, err)
 			}
 			return nil
 		}
@@ -560,6 +593,15 @@ func (s *RedisStore) migrateRedisLayout(ctx context.Context) error {
 		}
 	}
 }
+
+// redisMigrationLock is how long the migration lock lasts unless renewed:
+// the instance migrating renews it as it goes (layoutMigration.renew).
+const redisMigrationLock = time.Minute
+
+// layout2Name and layout2Member are how layout 2 named a thread in its
+// keys and in its sets; its keys were in the same shards as layout 3's.
+func layout2Name(agent, threadID string) string   { return agent + "\x00" + b64(threadID) }
+func layout2Member(agent, threadID string) string { return agent + "\x00" + threadID }
 
 // migrateScript moves one thread of layout 1. KEYS: old thread, old
 // journal, old active set, old leases, new thread, new journal, new active
@@ -581,9 +623,18 @@ end
 return 1
 `)
 
+// migrateLayout1 moves the keys of layout 1 — what bridges before layout 2
+// wrote, on one server — to layout 2:
+//
+//	P "{" agent "\x00" base64url(threadID) "}:thread" and "…:journal"  → the thread's shard's keys
+//	P "active", P "leases", P "interrupts"                              → the shards' sets and hashes
+//
+// Each thread moves in one script (RENAME keeps the records and journals
+// as they are), then the interrupt index.
 func (s *RedisStore) migrateLayout1(ctx context.Context) error {
 	oldActive, oldLeases, oldInterrupts := s.prefix+"active", s.prefix+"leases", s.prefix+"interrupts"
-	threads := map[ThreadKey]bool{}
+	type thread struct{ agent, id string }
+	threads := map[thread]bool{}
 	for _, suffix := range []string{"}:thread", "}:journal"} {
 		iter := s.client.Scan(ctx, 0, globEscape(s.prefix)+"{*"+suffix, 1000).Iterator()
 		for iter.Next(ctx) {
@@ -592,7 +643,7 @@ func (s *RedisStore) migrateLayout1(ctx context.Context) error {
 			agent, enc, ok3 := strings.Cut(name, "\x00")
 			id, err := base64.RawURLEncoding.DecodeString(enc)
 			if ok && ok2 && ok3 && err == nil {
-				threads[ThreadKey{Agent: agent, ThreadID: string(id)}] = true
+				threads[thread{agent, string(id)}] = true
 			}
 		}
 		if err := iter.Err(); err != nil {
@@ -600,11 +651,13 @@ func (s *RedisStore) migrateLayout1(ctx context.Context) error {
 		}
 	}
 	for k := range threads {
-		old := s.prefix + "{" + threadName(k) + "}"
+		old := s.prefix + "{" + layout2Name(k.agent, k.id) + "}"
+		shard := s.prefix + shardTag(redisShard(shardName(k.agent, k.id)))
+		name := layout2Name(k.agent, k.id)
 		keys := []string{old + ":thread", old + ":journal", oldActive, oldLeases,
-			s.threadKey(k), s.journalKey(k), s.activeKey(k), s.leasesKey(k)}
-		if err := migrateScript.Run(ctx, s.client, keys, keyMember(k)).Err(); err != nil {
-			return fmt.Errorf("thread %s: %w", k, err)
+			shard + ":thread:" + name, shard + ":journal:" + name, shard + ":active", shard + ":leases"}
+		if err := migrateScript.Run(ctx, s.client, keys, layout2Member(k.agent, k.id)).Err(); err != nil {
+			return fmt.Errorf("thread %s/%s: %w", k.agent, k.id, err)
 		}
 	}
 	index, err := s.client.HGetAll(ctx, oldInterrupts).Result()
@@ -618,6 +671,261 @@ func (s *RedisStore) migrateLayout1(ctx context.Context) error {
 	}
 	// What is left in the old sets names no thread record.
 	return s.client.Del(ctx, oldInterrupts, oldActive, oldLeases).Err()
+}
+
+// layoutMigration is one run of migrateLayout2's steps, by the instance
+// holding the migration lock.
+type layoutMigration struct {
+	s       *RedisStore
+	lockKey string
+	renewed time.Time
+	// owners caches the principal of each layout-2 thread (by its
+	// member) the migration looked up.
+	owners map[string]owner
+}
+
+// owner is the principal a layout-2 record names; found is false when
+// there is no record.
+type owner struct {
+	principal string
+	found     bool
+}
+
+// renew extends the migration lock every so often, so that a long
+// migration keeps it.
+func (m *layoutMigration) renew(ctx context.Context) error {
+	if time.Since(m.renewed) < redisMigrationLock/3 {
+		return nil
+	}
+	m.renewed = time.Now()
+	return m.s.client.Expire(ctx, m.lockKey, redisMigrationLock).Err()
+}
+
+// ownerOf returns the principal the layout-2 record of agent's thread
+// names, and whether there is a record.
+func (m *layoutMigration) ownerOf(ctx context.Context, agent, threadID string) (owner, error) {
+	member := layout2Member(agent, threadID)
+	if o, ok := m.owners[member]; ok {
+		return o, nil
+	}
+	key := m.s.prefix + shardTag(redisShard(shardName(agent, threadID))) + ":thread:" + layout2Name(agent, threadID)
+	rec, err := m.s.client.HGet(ctx, key, "thread").Bytes()
+	var o owner
+	switch {
+	case errors.Is(err, redis.Nil):
+	case err != nil:
+		return owner{}, err
+	default:
+		var th struct {
+			Principal string `json:"principal"`
+		}
+		if err := json.Unmarshal(rec, &th); err != nil {
+			return owner{}, fmt.Errorf("thread %s/%s: decode: %w", agent, threadID, err)
+		}
+		o = owner{principal: th.Principal, found: true}
+	}
+	if m.owners == nil {
+		m.owners = map[string]owner{}
+	}
+	m.owners[member] = o
+	return o, nil
+}
+
+// migrateInterruptScript moves one entry of a shard's interrupt index to
+// its layout-3 field. KEYS: the index. ARGV: the layout-2 field, the
+// layout-3 field and thread name ("" for an entry whose thread is gone,
+// which is dropped).
+var migrateInterruptScript = redis.NewScript(`
+redis.call('HDEL', KEYS[1], ARGV[1])
+if ARGV[2] ~= '' then
+	redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+end
+return 1
+`)
+
+// migrateLayout2Script moves one thread of layout 2 to layout 3, within its
+// slot. KEYS: old thread, old journal, active set, leases, new thread, new
+// journal. ARGV: the record's version as read ("" for none: a journal
+// alone), old member, new member. It returns 0, moving nothing, when the
+// record changed since it was read.
+var migrateLayout2Script = redis.NewScript(`
+if (redis.call('HGET', KEYS[1], 'version') or '') ~= ARGV[1] then
+	return 0
+end
+for i = 1, 2 do
+	if redis.call('EXISTS', KEYS[i]) == 1 then
+		redis.call('RENAME', KEYS[i], KEYS[i + 4])
+	end
+end
+if redis.call('SREM', KEYS[3], ARGV[2]) == 1 then
+	redis.call('SADD', KEYS[3], ARGV[3])
+end
+local score = redis.call('ZSCORE', KEYS[4], ARGV[2])
+if score then
+	redis.call('ZREM', KEYS[4], ARGV[2])
+	redis.call('ZADD', KEYS[4], score, ARGV[3])
+end
+return 1
+`)
+
+// layout2 moves the keys of layout 2, whose threads were keyed by agent
+// and thread id alone (the principal only inside the record), to layout
+// 3, on a server, a Sentinel's primary or every primary of a Cluster:
+//
+//	P "{" N "}:thread:" agent "\x00" base64url(threadID), "…:journal:…"  → the same shard's keys named by T (with the record's principal)
+//	members agent "\x00" threadID of P "{" N "}:active" and "…:leases"   → T
+//	P "{" M "}:interrupts" field interrupt id                            → base64url(principal) "\x00" id, valued T
+//
+// Each thread keeps its shard (shardName has no principal), so every
+// script stays within one slot. The interrupt index goes first, while the
+// records it needs are where layout 2 put them; a journal whose record is
+// gone goes to the principal "" (whose it was cannot be told; with auth
+// on, no caller is ""), and an interrupt of a thread that is gone is
+// dropped: it cannot be resumed. A migration cut short is taken up again
+// by the next start: every step skips what is in layout 3 already.
+func (m *layoutMigration) layout2(ctx context.Context) error {
+	s := m.s
+	for n := range redisShards {
+		key := s.prefix + shardTag(n) + ":interrupts"
+		index, err := s.client.HGetAll(ctx, key).Result()
+		if err != nil {
+			return err
+		}
+		for field, member := range index {
+			if strings.Contains(field, "\x00") {
+				continue // layout 3 already
+			}
+			newField, name := "", "" // dropped, unless its thread is there
+			agent, threadID, ok := strings.Cut(member, "\x00")
+			var o owner
+			if ok {
+				var err error
+				if o, err = m.ownerOf(ctx, agent, threadID); err != nil {
+					return err
+				}
+			}
+			if o.found {
+				newField = interruptField(o.principal, field)
+				name = threadName(ThreadKey{Agent: agent, Principal: o.principal, ThreadID: threadID})
+			}
+			if err := migrateInterruptScript.Run(ctx, s.client, []string{key}, field, newField, name).Err(); err != nil {
+				return fmt.Errorf("interrupt %s: %w", field, err)
+			}
+			if err := m.renew(ctx); err != nil {
+				return err
+			}
+		}
+	}
+
+	type thread struct{ agent, id string }
+	threads := map[thread]bool{}
+	for _, kind := range []string{":thread:", ":journal:"} {
+		err := s.scan(ctx, globEscape(s.prefix)+"{*}"+kind+"*", func(key string) {
+			_, name, ok := strings.Cut(key, "}"+kind)
+			if !ok || strings.Count(name, "\x00") != 1 {
+				return // layout 3 already, or not a thread's
+			}
+			agent, enc, _ := strings.Cut(name, "\x00")
+			if id, err := base64.RawURLEncoding.DecodeString(enc); err == nil {
+				threads[thread{agent, string(id)}] = true
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	for k := range threads {
+		if err := m.moveThread(ctx, k.agent, k.id); err != nil {
+			return fmt.Errorf("thread %s/%s: %w", k.agent, k.id, err)
+		}
+		if err := m.renew(ctx); err != nil {
+			return err
+		}
+	}
+
+	// What is left of layout 2 in the active sets and lease indexes names
+	// no thread record: drop it, so the scans read only layout-3 members.
+	for n := range redisShards {
+		tag := s.prefix + shardTag(n)
+		active, err := s.client.SMembers(ctx, tag+":active").Result()
+		if err != nil {
+			return err
+		}
+		leases, err := s.client.ZRange(ctx, tag+":leases", 0, -1).Result()
+		if err != nil {
+			return err
+		}
+		for _, mem := range active {
+			if _, err := parseThreadName(mem); err != nil {
+				if err := s.client.SRem(ctx, tag+":active", mem).Err(); err != nil {
+					return err
+				}
+			}
+		}
+		for _, mem := range leases {
+			if _, err := parseThreadName(mem); err != nil {
+				if err := s.client.ZRem(ctx, tag+":leases", mem).Err(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// moveThread moves one layout-2 thread (its record, journal, active-set
+// and lease-index members) to the layout-3 keys of its record's principal.
+func (m *layoutMigration) moveThread(ctx context.Context, agent, threadID string) error {
+	s := m.s
+	shard := s.prefix + shardTag(redisShard(shardName(agent, threadID)))
+	old := shard + ":thread:" + layout2Name(agent, threadID)
+	for range 5 {
+		vals, err := s.client.HMGet(ctx, old, "version", "thread").Result()
+		if err != nil {
+			return err
+		}
+		version, _ := vals[0].(string)
+		var rec struct {
+			Principal string `json:"principal"`
+		}
+		if raw, ok := vals[1].(string); ok {
+			if err := json.Unmarshal([]byte(raw), &rec); err != nil {
+				return fmt.Errorf("decode: %w", err)
+			}
+		}
+		k := ThreadKey{Agent: agent, Principal: rec.Principal, ThreadID: threadID}
+		keys := []string{old, shard + ":journal:" + layout2Name(agent, threadID), s.activeKey(k), s.leasesKey(k),
+			s.threadKey(k), s.journalKey(k)}
+		moved, err := migrateLayout2Script.Run(ctx, s.client, keys, version, layout2Member(agent, threadID), threadName(k)).Int64()
+		if err != nil || moved == 1 {
+			return err
+		}
+	}
+	return errors.New("the record kept changing while it was migrated (is a bridge of an older version still running?)")
+}
+
+// scan calls fn with every key matching pattern: on every primary of a
+// Cluster, else on the one server.
+func (s *RedisStore) scan(ctx context.Context, pattern string, fn func(key string)) error {
+	each := func(ctx context.Context, c redis.Cmdable, fn func(string)) error {
+		iter := c.Scan(ctx, 0, pattern, 1000).Iterator()
+		for iter.Next(ctx) {
+			fn(iter.Val())
+		}
+		return iter.Err()
+	}
+	cc, ok := s.client.(*redis.ClusterClient)
+	if !ok {
+		return each(ctx, s.client, fn)
+	}
+	var mu sync.Mutex // ForEachMaster scans the primaries at once
+	return cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		return each(ctx, c, func(key string) {
+			mu.Lock()
+			defer mu.Unlock()
+			fn(key)
+		})
+	})
 }
 
 // globEscape quotes the glob characters of a literal for SCAN MATCH.
@@ -682,7 +990,7 @@ end
 
 // putScript is PutThread and PutThreadAndAppend. KEYS: thread, journal,
 // active set, leases. ARGV: expected version, new version, the Thread's
-// JSON, its active-set member, "0" without an active run or else its lease
+// JSON, its active-set member (T), "0" without an active run or else its lease
 // expiry as a sorted-set score, then the entries. It
 // returns 1, or 0 on a version or numbering conflict, having written
 // nothing.
@@ -738,7 +1046,7 @@ return 1
 
 // indexScript is IndexInterrupt, a script only so that it goes through
 // runScript like every write. KEYS: the interrupt's shard's index. ARGV:
-// interrupt id, thread member.
+// the interrupt's field, the thread's name.
 var indexScript = redis.NewScript(`return redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])`)
 
 // runScript runs a writing script. With RedisOptions.WaitReplicas it
@@ -850,7 +1158,7 @@ func (s *RedisStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries
 		active = strconv.FormatInt(th.Active.LeaseExpires.UnixMilli(), 10)
 	}
 	args := make([]any, 0, 5+4*len(entries))
-	args = append(args, strconv.FormatInt(th.Version, 10), strconv.FormatInt(rec.Version, 10), v, keyMember(th.Key), active)
+	args = append(args, strconv.FormatInt(th.Version, 10), strconv.FormatInt(rec.Version, 10), v, threadName(th.Key), active)
 	args = entryArgs(args, entries)
 	keys := []string{s.threadKey(th.Key), s.journalKey(th.Key), s.activeKey(th.Key), s.leasesKey(th.Key)}
 	ok, err := s.runScript(ctx, putScript, keys, args...).Int64()
@@ -880,7 +1188,7 @@ func (s *RedisStore) ActiveThreads(ctx context.Context) ([]ThreadKey, error) {
 	var out []ThreadKey
 	for _, c := range cmds {
 		for _, m := range c.Val() {
-			k, err := parseKeyMember(m)
+			k, err := parseThreadName(m)
 			if err != nil {
 				return nil, fmt.Errorf("tasks: redis: active threads: %w", err)
 			}
@@ -913,7 +1221,7 @@ func (s *RedisStore) LapsedLeases(ctx context.Context, now time.Time) ([]ThreadK
 	var out []ThreadKey
 	for _, c := range cmds {
 		for _, m := range c.Val() {
-			k, err := parseKeyMember(m)
+			k, err := parseThreadName(m)
 			if err != nil {
 				return nil, fmt.Errorf("tasks: redis: lapsed leases: %w", err)
 			}
@@ -928,7 +1236,7 @@ var _ LeaseLister = (*RedisStore)(nil)
 // DeleteThread implements Store. The journal stays.
 func (s *RedisStore) DeleteThread(ctx context.Context, key ThreadKey, version int64) error {
 	keys := []string{s.threadKey(key), s.activeKey(key), s.leasesKey(key)}
-	r, err := s.runScript(ctx, deleteScript, keys, strconv.FormatInt(version, 10), keyMember(key)).Int64()
+	r, err := s.runScript(ctx, deleteScript, keys, strconv.FormatInt(version, 10), threadName(key)).Int64()
 	if err != nil {
 		return fmt.Errorf("tasks: redis: delete thread %s: %w", key, err)
 	}
@@ -1066,22 +1374,22 @@ func (s *RedisStore) Wait(ctx context.Context, key ThreadKey, after int64) error
 
 // IndexInterrupt implements Store.
 func (s *RedisStore) IndexInterrupt(ctx context.Context, id string, key ThreadKey) error {
-	if err := s.runScript(ctx, indexScript, []string{s.interruptsKey(id)}, id, keyMember(key)).Err(); err != nil {
+	if err := s.runScript(ctx, indexScript, []string{s.interruptsKey(id)}, interruptField(key.Principal, id), threadName(key)).Err(); err != nil {
 		return fmt.Errorf("tasks: redis: index interrupt %s: %w", id, err)
 	}
 	return nil
 }
 
 // InterruptThread implements Store.
-func (s *RedisStore) InterruptThread(ctx context.Context, id string) (ThreadKey, error) {
-	m, err := s.client.HGet(ctx, s.interruptsKey(id), id).Result()
+func (s *RedisStore) InterruptThread(ctx context.Context, principal, id string) (ThreadKey, error) {
+	m, err := s.client.HGet(ctx, s.interruptsKey(id), interruptField(principal, id)).Result()
 	if errors.Is(err, redis.Nil) {
 		return ThreadKey{}, ErrNotFound
 	}
 	if err != nil {
 		return ThreadKey{}, fmt.Errorf("tasks: redis: interrupt %s: %w", id, err)
 	}
-	key, err := parseKeyMember(m)
+	key, err := parseThreadName(m)
 	if err != nil {
 		return ThreadKey{}, fmt.Errorf("tasks: redis: interrupt %s: %w", id, err)
 	}

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"math"
 	"net"
@@ -248,7 +250,7 @@ func TestRedisInstancesShare(t *testing.T) {
 	if err := a.IndexInterrupt(ctx, "int-1", k); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := b.InterruptThread(ctx, "int-1"); err != nil || got != k {
+	if got, err := b.InterruptThread(ctx, "", "int-1"); err != nil || got != k {
 		t.Errorf("b.InterruptThread = %v, %v; want %v", got, err, k)
 	}
 
@@ -258,7 +260,7 @@ func TestRedisInstancesShare(t *testing.T) {
 	if active, err := other.ActiveThreads(ctx); err != nil || len(active) != 0 {
 		t.Errorf("ActiveThreads under another prefix = %v, %v; want none", active, err)
 	}
-	if _, err := other.InterruptThread(ctx, "int-1"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := other.InterruptThread(ctx, "", "int-1"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("InterruptThread under another prefix: error = %v, want ErrNotFound", err)
 	}
 
@@ -420,7 +422,7 @@ func TestRedisKeyLayout(t *testing.T) {
 	prefix := newPrefix()
 	s := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
 	raw := rawClient(t, redisURL(t))
-	k := store.ThreadKey{Agent: "agent", ThreadID: "t/1\x00é"}
+	k := store.ThreadKey{Agent: "agent", Principal: "alice", ThreadID: "t/1\x00é"}
 	if _, err := s.PutThread(ctx, &store.Thread{Key: k, ContextID: "ctx-1", Active: &store.ActiveRun{RunID: "run-1"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -432,9 +434,10 @@ func TestRedisKeyLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Shard 34: FNV-1a of "agent\x00t/1\x00é" modulo 128; dC8xAMOp:
+	// Shard 34: FNV-1a of "agent\x00t/1\x00é" modulo 128 (the principal
+	// is not part of it); YWxpY2U and dC8xAMOp: base64url("alice") and
 	// base64url("t/1\x00é"), unpadded.
-	shard, name := prefix+"{34}", "agent\x00dC8xAMOp"
+	shard, name := prefix+"{34}", "agent\x00YWxpY2U\x00dC8xAMOp"
 	rec, err := raw.HGetAll(ctx, shard+":thread:"+name).Result()
 	if err != nil {
 		t.Fatal(err)
@@ -457,18 +460,18 @@ func TestRedisKeyLayout(t *testing.T) {
 	if diff := cmp.Diff(want, msgs); diff != "" {
 		t.Errorf("journal stream (-want +got):\n%s", diff)
 	}
-	if ok, err := raw.SIsMember(ctx, shard+":active", "agent\x00t/1\x00é").Result(); err != nil || !ok {
+	if ok, err := raw.SIsMember(ctx, shard+":active", name).Result(); err != nil || !ok {
 		t.Errorf("active set membership = %v, %v; want true", ok, err)
 	}
-	if score, err := raw.ZScore(ctx, shard+":leases", "agent\x00t/1\x00é").Result(); err != nil || !math.IsInf(score, 1) {
+	if score, err := raw.ZScore(ctx, shard+":leases", name).Result(); err != nil || !math.IsInf(score, 1) {
 		t.Errorf("lease index score = %v, %v; want +inf (a run without a lease)", score, err)
 	}
 	// Shard 40: FNV-1a of "int-1" modulo 128.
-	if m, err := raw.HGet(ctx, prefix+"{40}:interrupts", "int-1").Result(); err != nil || m != "agent\x00t/1\x00é" {
-		t.Errorf("interrupt index = %q, %v; want the thread's key", m, err)
+	if m, err := raw.HGet(ctx, prefix+"{40}:interrupts", "YWxpY2U\x00int-1").Result(); err != nil || m != name {
+		t.Errorf("interrupt index = %q, %v; want the thread's name", m, err)
 	}
-	if v, err := raw.Get(ctx, prefix+"layout").Result(); err != nil || v != "2" {
-		t.Errorf("layout mark = %q, %v; want 2", v, err)
+	if v, err := raw.Get(ctx, prefix+"layout").Result(); err != nil || v != "3" {
+		t.Errorf("layout mark = %q, %v; want 3", v, err)
 	}
 
 	// Entries another writer appended in the same layout read back alike.
@@ -492,8 +495,9 @@ func TestRedisJournalNotOurs(t *testing.T) {
 	prefix := newPrefix()
 	s := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
 	k := store.ThreadKey{Agent: "agent", ThreadID: "t"}
-	// Shard 82: FNV-1a of "agent\x00t" modulo 128; dA: base64url("t").
-	if err := rawClient(t, redisURL(t)).XAdd(ctx, &redis.XAddArgs{Stream: prefix + "{82}:journal:agent\x00dA",
+	// Shard 82: FNV-1a of "agent\x00t" modulo 128; "" and dA:
+	// base64url of the principal ("") and of "t".
+	if err := rawClient(t, redisURL(t)).XAdd(ctx, &redis.XAddArgs{Stream: prefix + "{82}:journal:agent\x00\x00dA",
 		Values: []string{"event", "{}"}}).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -577,7 +581,9 @@ func TestRedisLapsedLeases(t *testing.T) {
 	now := time.Now()
 	put := func(id string, active bool, expires time.Time) *store.Thread {
 		t.Helper()
-		th := &store.Thread{Key: store.ThreadKey{Agent: "a", ThreadID: id}}
+		// Each thread is alice's: the scan must give the principal back,
+		// or the adopting instance would look for the run under "".
+		th := &store.Thread{Key: store.ThreadKey{Agent: "a", Principal: "alice", ThreadID: id}, Principal: "alice"}
 		if active {
 			th.Active = &store.ActiveRun{RunID: "run-" + id, Owner: "A", LeaseExpires: expires}
 		}
@@ -731,7 +737,7 @@ func TestRedisClusterSpreads(t *testing.T) {
 		t.Errorf("LapsedLeases on the cluster: %d threads, %v; want %d", len(lapsed), err, threads)
 	}
 	for i := range threads {
-		if got, err := b.InterruptThread(ctx, fmt.Sprint("int-", i)); err != nil || got != key(i) {
+		if got, err := b.InterruptThread(ctx, "", fmt.Sprint("int-", i)); err != nil || got != key(i) {
 			t.Fatalf("InterruptThread(int-%d) = %v, %v", i, got, err)
 		}
 	}
@@ -806,7 +812,7 @@ func TestRedisMigratesLayout1(t *testing.T) {
 	if lapsed, err := s.LapsedLeases(ctx, time.Now()); err != nil || !cmp.Equal(lapsed, []store.ThreadKey{k}) {
 		t.Errorf("LapsedLeases after the migration = %v, %v", lapsed, err)
 	}
-	if got, err := s.InterruptThread(ctx, "int-1"); err != nil || got != k {
+	if got, err := s.InterruptThread(ctx, "", "int-1"); err != nil || got != k {
 		t.Errorf("InterruptThread after the migration = %v, %v", got, err)
 	}
 	left, err := raw.Exists(ctx, oldTag+":thread", oldTag+":journal", prefix+"active", prefix+"leases", prefix+"interrupts").Result()
@@ -823,13 +829,172 @@ func TestRedisMigratesLayout1(t *testing.T) {
 		t.Errorf("after a second open: %+v, %v; want the migrated thread at version 3", got, err)
 	}
 	// A layout this version does not know is refused, not overwritten.
-	if err := raw.Set(ctx, prefix+"layout", "3", 0).Err(); err != nil {
+	if err := raw.Set(ctx, prefix+"layout", "4", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if s, err := redisstore.OpenRedisStore(ctx, redisURL(t), redisstore.RedisOptions{Prefix: prefix}); err == nil {
 		s.Close()
-		t.Error("OpenRedisStore on keys of layout 3 succeeded")
+		t.Error("OpenRedisStore on keys of layout 4 succeeded")
 	}
+}
+
+// shardOf is redisShard, restated: FNV-1a (32-bit) modulo 128.
+func shardOf(name string) string {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return "{" + strconv.Itoa(int(h.Sum32()%128)) + "}"
+}
+
+// writeLayout2 writes, behind the store's back, what a bridge of layout 2
+// (threads keyed by agent and thread id, the principal only inside the
+// record) left: alice's thread with a run whose lease lapsed, its journal
+// and an interrupt; an unauthenticated caller's thread; the journal of a
+// deleted thread; an interrupt of a thread that is gone; and an active-set
+// member without a record.
+func writeLayout2(t *testing.T, raw redis.Cmdable, prefix string) {
+	t.Helper()
+	ctx := t.Context()
+	b64 := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	keys := func(thread string) (tag, name, member string) {
+		return prefix + shardOf("agent\x00"+thread), "agent\x00" + b64(thread), "agent\x00" + thread
+	}
+	lease := time.Now().Add(-time.Second).UnixMilli()
+	tag, name, member := keys("t/1\x00é")
+	// The records as layout 2 stored them: the principal inside only.
+	aliceRec := fmt.Sprintf(`{"contextId":"ctx-alice","principal":"alice","activeRunId":"run-1","owner":"A","leaseExpires":%q,"version":3}`,
+		time.UnixMilli(lease).UTC().Format(time.RFC3339Nano))
+	anonTag, anonName, anonMember := keys("anon")
+	anonRec := `{"contextId":"ctx-anon","version":1}`
+	goneTag, goneName, _ := keys("deleted")
+	ghostTag, _, ghostMember := keys("ghost")
+	_, _, goneMember := keys("gone")
+	for _, err := range []error{
+		raw.HSet(ctx, tag+":thread:"+name, "version", "3", "thread", aliceRec).Err(),
+		raw.XAdd(ctx, &redis.XAddArgs{Stream: tag + ":journal:" + name, ID: "1-1", Values: []string{"run", "run-1", "terminal", "0", "event", `{"n":1}`}}).Err(),
+		raw.XAdd(ctx, &redis.XAddArgs{Stream: tag + ":journal:" + name, ID: "2-1", Values: []string{"run", "run-1", "terminal", "0", "event", `{"n":2}`}}).Err(),
+		raw.SAdd(ctx, tag+":active", member).Err(),
+		raw.ZAdd(ctx, tag+":leases", redis.Z{Score: float64(lease), Member: member}).Err(),
+		raw.HSet(ctx, prefix+shardOf("int-alice")+":interrupts", "int-alice", member).Err(),
+		raw.HSet(ctx, anonTag+":thread:"+anonName, "version", "1", "thread", anonRec).Err(),
+		raw.HSet(ctx, prefix+shardOf("int-anon")+":interrupts", "int-anon", anonMember).Err(),
+		raw.XAdd(ctx, &redis.XAddArgs{Stream: goneTag + ":journal:" + goneName, ID: "1-1", Values: []string{"run", "r", "terminal", "1", "event", `{}`}}).Err(),
+		raw.HSet(ctx, prefix+shardOf("int-gone")+":interrupts", "int-gone", goneMember).Err(),
+		raw.SAdd(ctx, ghostTag+":active", ghostMember).Err(),
+		raw.Set(ctx, prefix+"layout", "2", 0).Err(),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkLayout2Migrated: after the migration of writeLayout2's keys, each
+// thread is its record's principal's and no one else's — its journal,
+// active run, lapsed lease and interrupts with it — and nothing of layout
+// 2 is left.
+func checkLayout2Migrated(t *testing.T, s *redisstore.RedisStore, raw redis.Cmdable, prefix string) {
+	t.Helper()
+	ctx := t.Context()
+	alice := store.ThreadKey{Agent: "agent", Principal: "alice", ThreadID: "t/1\x00é"}
+	anon := store.ThreadKey{Agent: "agent", ThreadID: "anon"}
+	got, err := s.GetThread(ctx, alice)
+	if err != nil || got.Version != 3 || got.ContextID != "ctx-alice" || !got.Running("run-1") || got.Key != alice {
+		t.Fatalf("alice's migrated thread: %+v, %v", got, err)
+	}
+	if es, err := s.Read(ctx, alice, 0, 0); err != nil || len(es) != 2 || string(es[1].Event) != `{"n":2}` {
+		t.Errorf("alice's migrated journal: %+v, %v", es, err)
+	}
+	for _, k := range []store.ThreadKey{
+		{Agent: "agent", ThreadID: alice.ThreadID},
+		{Agent: "agent", Principal: "bob", ThreadID: alice.ThreadID},
+		{Agent: "agent", Principal: "alice", ThreadID: "anon"},
+	} {
+		if _, err := s.GetThread(ctx, k); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("GetThread(%#v) after the migration: %v; want ErrNotFound", k, err)
+		}
+		if n, err := s.LastSeq(ctx, k); err != nil || n != 0 {
+			t.Errorf("LastSeq(%#v) after the migration: %d, %v; want an empty journal", k, n, err)
+		}
+	}
+	if got, err := s.GetThread(ctx, anon); err != nil || got.ContextID != "ctx-anon" {
+		t.Errorf("the unauthenticated caller's thread: %+v, %v", got, err)
+	}
+	// A journal whose record was deleted goes to the principal "".
+	if n, err := s.LastSeq(ctx, store.ThreadKey{Agent: "agent", ThreadID: "deleted"}); err != nil || n != 1 {
+		t.Errorf("the journal of a deleted thread: last seq %d, %v; want 1", n, err)
+	}
+	if active, err := s.ActiveThreads(ctx); err != nil || !cmp.Equal(active, []store.ThreadKey{alice}) {
+		t.Errorf("ActiveThreads after the migration = %#v, %v; want alice's thread", active, err)
+	}
+	if lapsed, err := s.LapsedLeases(ctx, time.Now()); err != nil || !cmp.Equal(lapsed, []store.ThreadKey{alice}) {
+		t.Errorf("LapsedLeases after the migration = %#v, %v; want alice's thread", lapsed, err)
+	}
+	for _, tc := range []struct {
+		principal, id string
+		want          store.ThreadKey
+	}{
+		{"alice", "int-alice", alice},
+		{"", "int-anon", anon},
+		{"", "int-alice", store.ThreadKey{}},
+		{"bob", "int-alice", store.ThreadKey{}},
+		{"", "int-gone", store.ThreadKey{}},
+	} {
+		got, err := s.InterruptThread(ctx, tc.principal, tc.id)
+		if tc.want == (store.ThreadKey{}) && !errors.Is(err, store.ErrNotFound) || tc.want != (store.ThreadKey{}) && (err != nil || got != tc.want) {
+			t.Errorf("InterruptThread(%q, %s) = %#v, %v; want %#v", tc.principal, tc.id, got, err, tc.want)
+		}
+	}
+	b64 := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
+	tag := prefix + shardOf("agent\x00t/1\x00é")
+	if n, err := raw.Exists(ctx, tag+":thread:agent\x00"+b64(alice.ThreadID), tag+":journal:agent\x00"+b64(alice.ThreadID)).Result(); err != nil || n != 0 {
+		t.Errorf("%d layout-2 keys left, %v", n, err)
+	}
+	for _, id := range []string{"int-alice", "int-anon", "int-gone"} {
+		if ok, err := raw.HExists(ctx, prefix+shardOf(id)+":interrupts", id).Result(); err != nil || ok {
+			t.Errorf("layout-2 interrupt field %s left: %v, %v", id, ok, err)
+		}
+	}
+	if n, err := raw.SCard(ctx, prefix+shardOf("agent\x00ghost")+":active").Result(); err != nil || n != 0 {
+		t.Errorf("the member without a record is left in its active set: %d, %v", n, err)
+	}
+	if v, err := raw.Get(ctx, prefix+"layout").Result(); err != nil || v != "3" {
+		t.Errorf("layout mark = %q, %v; want 3", v, err)
+	}
+	// The migrated thread goes on as any: its owner's next write.
+	got.Active = nil
+	if v, err := s.PutThread(ctx, got); err != nil || v != 4 {
+		t.Errorf("PutThread on the migrated thread: %d, %v; want version 4", v, err)
+	}
+}
+
+// TestRedisMigratesLayout2: keys of layout 2, which filed a thread under
+// its agent and thread id with the principal only inside the record, are
+// moved at the first open under the record's principal, so the thread is
+// found by its owner and by nobody else; opening again moves nothing.
+func TestRedisMigratesLayout2(t *testing.T) {
+	t.Parallel()
+	prefix := newPrefix()
+	raw := rawClient(t, redisURL(t))
+	writeLayout2(t, raw, prefix)
+	s := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
+	checkLayout2Migrated(t, s, raw, prefix)
+	again := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
+	if got, err := again.GetThread(t.Context(), store.ThreadKey{Agent: "agent", Principal: "alice", ThreadID: "t/1\x00é"}); err != nil || got.Version != 4 {
+		t.Errorf("after a second open: %+v, %v; want alice's thread at version 4", got, err)
+	}
+}
+
+// TestRedisClusterMigratesLayout2: the same on a Redis Cluster, where
+// layout 2 ran too: the keys are found on every primary and each thread
+// moves within its slot.
+func TestRedisClusterMigratesLayout2(t *testing.T) {
+	t.Parallel()
+	prefix := newPrefix()
+	raw := redis.NewClusterClient(&redis.ClusterOptions{Addrs: clusterAddrs(t)})
+	t.Cleanup(func() { raw.Close() })
+	writeLayout2(t, raw, prefix)
+	s := openCluster(t, redisstore.RedisOptions{Prefix: prefix})
+	checkLayout2Migrated(t, s, raw, prefix)
 }
 
 // TestRedisTargets: the ways to name a Redis deployment, and the errors of

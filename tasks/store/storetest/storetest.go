@@ -656,7 +656,9 @@ func testWaitCancel(t *testing.T, s store.Store) {
 }
 
 // testIndependentKeys uses keys that collide under naive encodings: the
-// same thread id under two agents, and two keys with the same String().
+// same thread id under two agents or two principals (the empty one among
+// them), two keys with the same String(), and principals and thread ids
+// that shift a separator from one to the other.
 func testIndependentKeys(t *testing.T, s store.Store) {
 	keys := []store.ThreadKey{
 		{Agent: "a", ThreadID: "t"},
@@ -665,6 +667,12 @@ func testIndependentKeys(t *testing.T, s store.Store) {
 		{Agent: "a/b", ThreadID: "c"},
 		{Agent: "a", ThreadID: "t\x00x"},
 		{Agent: "a", ThreadID: "t/"},
+		{Agent: "a", Principal: "alice", ThreadID: "t"},
+		{Agent: "a", Principal: "bob", ThreadID: "t"},
+		{Agent: "a", Principal: "alice\x00", ThreadID: "t"},
+		{Agent: "a", Principal: "alice", ThreadID: "\x00t"},
+		{Agent: "a", Principal: "\x00alice", ThreadID: "t"},
+		{Agent: "a", ThreadID: "alice\x00t"},
 	}
 	for i, k := range keys {
 		th := sample(k)
@@ -694,22 +702,46 @@ func testIndependentKeys(t *testing.T, s store.Store) {
 	}
 }
 
+// testInterruptIndex: an interrupt is found among its thread's
+// principal's only; the same id raised on two principals' threads is two
+// entries.
 func testInterruptIndex(t *testing.T, s store.Store) {
 	ctx := t.Context()
-	if _, err := s.InterruptThread(ctx, "int-missing"); !errors.Is(err, store.ErrNotFound) {
+	if _, err := s.InterruptThread(ctx, "", "int-missing"); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("unknown interrupt: %v, want ErrNotFound", err)
 	}
 	a, b := store.ThreadKey{Agent: "a", ThreadID: "b/c"}, store.ThreadKey{Agent: "a/b", ThreadID: "c"}
-	if err := s.IndexInterrupt(ctx, "int-a", a); err != nil {
-		t.Fatal(err)
+	alice := store.ThreadKey{Agent: "a", Principal: "alice", ThreadID: "t\x00"}
+	bob := store.ThreadKey{Agent: "a", Principal: "bob", ThreadID: "t"}
+	for _, ix := range []struct {
+		id  string
+		key store.ThreadKey
+	}{{"int-a", a}, {"int-b", b}, {"int-alice", alice}, {"int-same", alice}, {"int-same", bob}} {
+		if err := s.IndexInterrupt(ctx, ix.id, ix.key); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := s.IndexInterrupt(ctx, "int-b", b); err != nil {
-		t.Fatal(err)
-	}
-	for id, want := range map[string]store.ThreadKey{"int-a": a, "int-b": b} {
-		got, err := s.InterruptThread(ctx, id)
-		if err != nil || got != want {
-			t.Errorf("InterruptThread(%s) = %v, %v; want %v", id, got, err, want)
+	for _, tc := range []struct {
+		principal, id string
+		want          store.ThreadKey // zero: not found
+	}{
+		{"", "int-a", a},
+		{"", "int-b", b},
+		{"alice", "int-alice", alice},
+		{"alice", "int-same", alice},
+		{"bob", "int-same", bob},
+		{"", "int-alice", store.ThreadKey{}},
+		{"bob", "int-alice", store.ThreadKey{}},
+		{"alice", "int-a", store.ThreadKey{}},
+		{"", "int-same", store.ThreadKey{}},
+	} {
+		got, err := s.InterruptThread(ctx, tc.principal, tc.id)
+		if tc.want == (store.ThreadKey{}) {
+			if !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("InterruptThread(%q, %s) = %v, %v; want ErrNotFound", tc.principal, tc.id, got, err)
+			}
+		} else if err != nil || got != tc.want {
+			t.Errorf("InterruptThread(%q, %s) = %#v, %v; want %#v", tc.principal, tc.id, got, err, tc.want)
 		}
 	}
 }
@@ -773,12 +805,20 @@ func testActiveThreads(t *testing.T, s store.Store) {
 	put(t, s, idle)
 	other := sample(store.ThreadKey{Agent: "other-agent", ThreadID: "x\x00y"})
 	put(t, s, other)
+	// The same thread id of two principals: two active threads, each
+	// listed with its principal (the adoption scan finds a run by it).
+	alice := sample(store.ThreadKey{Agent: "agent", Principal: "alice", ThreadID: "active"})
+	put(t, s, alice)
+	bob := sample(store.ThreadKey{Agent: "agent", Principal: "bob\x00", ThreadID: "active"})
+	put(t, s, bob)
 	got, err := s.ActiveThreads(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []store.ThreadKey{active.Key, other.Key}
-	less := func(a, b store.ThreadKey) bool { return a.String() < b.String() }
+	want := []store.ThreadKey{active.Key, other.Key, alice.Key, bob.Key}
+	less := func(a, b store.ThreadKey) bool {
+		return a.String()+"\x00"+a.Principal < b.String()+"\x00"+b.Principal
+	}
 	if diff := cmp.Diff(want, got, cmpopts.SortSlices(less)); diff != "" {
 		t.Errorf("ActiveThreads (-want +got):\n%s", diff)
 	}
