@@ -15,7 +15,9 @@
 // ([Dashboard]), reasoning and files ([Thinker]) and an AG-UI frontend tool
 // call ([Painter]). The doc comment of each type lists the exact events it
 // emits. [Loader], outside the demo catalog, streams as many chunks as a load
-// test asks for, back to back or slowly (cmd/bridge-bench).
+// test asks for, back to back or slowly (cmd/bridge-bench); [Endless], also
+// outside it, is the hostile agent of issue 20: 1 KiB chunks appended to one
+// artifact without end (cmd/bridge-soak -abuse).
 //
 // [Dashboard], [Thinker] and [Painter] declare the bridge's A2A extension
 // ([ExtensionURI]) in their cards; [Dashboard] and [Painter] read the
