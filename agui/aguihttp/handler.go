@@ -474,7 +474,10 @@ func (h *Handler) writeSSE(w http.ResponseWriter, r *http.Request, s Stream, wan
 	err := drain(ctx, o, f, h.opt.KeepAlive, done)
 	drop(nil)
 	<-done
-	if errors.Is(err, errSlowClient) {
+	// A feeder that drops a slow client also ends, so drain may return
+	// nil (done won its select over ctx): the cause tells a drop from a
+	// stream that stopped short.
+	if errors.Is(err, errSlowClient) || errors.Is(context.Cause(ctx), errSlowClient) {
 		h.opt.Logger.Info("dropped a slow SSE client", "path", r.URL.Path)
 		return
 	}
