@@ -264,6 +264,10 @@ type Store interface {
 	// written. Only a thread's active run appends, so its driver knows
 	// the numbers before the store does.
 	Append(ctx context.Context, key ThreadKey, entries ...Entry) error
+	// TrimJournal removes the journal's entries with Seq <= upTo, except
+	// the last entry, which always stays (the numbering goes on from it):
+	// the compaction of a long-lived thread's finished runs.
+	TrimJournal(ctx context.Context, key ThreadKey, upTo int64) error
 	// Read returns up to limit entries with Seq > after, oldest first.
 	Read(ctx context.Context, key ThreadKey, after int64, limit int) ([]Entry, error)
 	// LastSeq is the sequence number of the journal's last entry (0 when
