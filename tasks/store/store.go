@@ -64,6 +64,12 @@ type Thread struct {
 	// is active): a client that reuses it (CopilotKit's resume) gets a run
 	// whose ids differ from that run's.
 	LastRunID string `json:"lastRunId,omitempty"`
+	// JournalFrom is where the journal starts after compaction: entries
+	// up to it were finished runs' and are gone (0: nothing compacted).
+	// JournalBytes is the size of the events after it, as runs ending
+	// added theirs (an estimate, made exact by each compaction).
+	JournalFrom  int64 `json:"journalFrom,omitempty"`
+	JournalBytes int64 `json:"journalBytes,omitempty"`
 	// Principal is who created the thread (the authenticated caller; ""
 	// without auth): the record's copy of Key.Principal, which stores
 	// written before threads were keyed by principal read when they

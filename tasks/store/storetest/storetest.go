@@ -91,6 +91,8 @@ func sample(key store.ThreadKey) *store.Thread {
 		TaskState:      "working",
 		SeenMessageIDs: []string{"m1", "m2"},
 		LastRunID:      "run-0",
+		JournalFrom:    7,
+		JournalBytes:   4096,
 		Principal:      "alice",
 		Active: &store.ActiveRun{
 			RunID:           "run-1",
