@@ -311,13 +311,15 @@ type Server struct {
 	// none, only pages of the bridge's own host).
 	CORSOrigins []string `yaml:"corsOrigins"`
 
-	// ClientQueue bounds the events waiting to be written to one client
-	// connection (SSE or WebSocket). Default 256. Must be > 0.
+	// ClientQueue bounds the events waiting to be written to one
+	// WebSocket connection (an SSE stream needs none: its events are read
+	// from the journal as it writes). Default 32. Must be > 0.
 	ClientQueue int64 `yaml:"clientQueue"`
 
-	// SlowClientTimeout is how long a client's queue may stay full before
-	// the client is dropped; its runs go on, and it can reconnect and
-	// resume after the last event id it saw. Default 10s. Must be > 0.
+	// SlowClientTimeout is how long a client may leave the bridge's
+	// writes untaken (a WebSocket queue full, an SSE write blocked) before
+	// it is dropped; its runs go on, and it can reconnect and resume after
+	// the last event id it saw. Default 10s. Must be > 0.
 	SlowClientTimeout Duration `yaml:"slowClientTimeout"`
 
 	// WSPingInterval is how often WebSocket clients are pinged; one silent

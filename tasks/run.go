@@ -46,12 +46,29 @@ const readBatch = 256
 // with ctx's error when ctx ends.
 func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 	return func(yield func(agui.Envelope, error) bool) {
-		if r.fixed != nil {
-			for _, e := range r.fixed {
+		for batch, err := range r.Batches(ctx) {
+			if err != nil {
+				yield(agui.Envelope{}, err)
+				return
+			}
+			for _, e := range batch {
 				if !yield(e, nil) {
 					return
 				}
 			}
+		}
+	}
+}
+
+// Batches yields what Events does, a batch at a time: whatever the live
+// log or one store read held when the reader woke. A writer that sends a
+// batch in one write pays one wake-up and one syscall for all the events
+// that queued while it was busy, instead of one each (issue 19). A batch
+// is never empty; its slice is the reader's to keep but not to modify.
+func (r *Run) Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, error] {
+	return func(yield func([]agui.Envelope, error) bool) {
+		if r.fixed != nil {
+			yield(r.fixed, nil)
 			return
 		}
 		after := r.after
@@ -64,33 +81,28 @@ func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 				envs, pos, changed := d.live.since(after)
 				switch pos {
 				case liveMore:
-					for _, e := range envs {
-						after = e.Seq
-						if !yield(e, nil) || (!r.thread && agui.IsTerminalEvent(e.Event)) {
-							return
-						}
+					batch, end := r.cut(envs)
+					after = batch[len(batch)-1].Seq
+					if !yield(batch, nil) || end {
+						return
 					}
 					continue
 				case liveWait:
 					select {
 					case <-changed:
 					case <-ctx.Done():
-						yield(agui.Envelope{}, ctx.Err())
+						yield(nil, ctx.Err())
 						return
 					}
 					continue
 				case liveEnded:
 					if tail := d.live.shortTail(); len(tail) > 0 {
-						for _, e := range tail {
-							if !yield(e, nil) {
-								return
-							}
-						}
+						yield(tail, nil)
 						return
 					}
 					if !r.thread {
 						// Ended with neither a terminal event nor a notice.
-						yield(agui.Envelope{}, ErrRunLost)
+						yield(nil, ErrRunLost)
 						return
 					}
 					d = nil // the thread goes on: look for its next run
@@ -99,18 +111,22 @@ func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 			}
 			entries, err := r.svc.store.Read(ctx, r.Key, after, readBatch)
 			if err != nil {
-				yield(agui.Envelope{}, err)
+				yield(nil, err)
 				return
 			}
+			batch, end := make([]agui.Envelope, 0, len(entries)), false
 			for _, e := range entries {
 				after = e.Seq
 				if !r.thread && e.RunID != r.RunID {
 					continue
 				}
-				env := agui.Envelope{ThreadID: r.Key.ThreadID, RunID: e.RunID, Seq: e.Seq, Event: e.Event}
-				if !yield(env, nil) || (!r.thread && e.Terminal) {
-					return
+				batch = append(batch, agui.Envelope{ThreadID: r.Key.ThreadID, RunID: e.RunID, Seq: e.Seq, Event: e.Event})
+				if end = !r.thread && e.Terminal; end {
+					break
 				}
+			}
+			if len(batch) > 0 && !yield(batch, nil) || end {
+				return
 			}
 			if len(entries) > 0 {
 				continue
@@ -121,7 +137,7 @@ func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 				// dropped events the store does not have, they are lost.
 				start, dropped := d.live.start()
 				if dropped {
-					yield(agui.Envelope{}, ErrRunLost)
+					yield(nil, ErrRunLost)
 					return
 				}
 				after = max(after, start-1)
@@ -131,14 +147,14 @@ func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 			if !r.thread {
 				// A run driven elsewhere ends with an append.
 				if err := r.svc.store.Wait(ctx, r.Key, after); err != nil {
-					yield(agui.Envelope{}, err)
+					yield(nil, err)
 					return
 				}
 				continue
 			}
 			th, err := r.svc.store.GetThread(ctx, r.Key)
 			if err != nil {
-				yield(agui.Envelope{}, err)
+				yield(nil, err)
 				return
 			}
 			if th.Active == nil {
@@ -155,11 +171,24 @@ func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 				continue
 			}
 			if err := r.waitElsewhere(ctx, after); err != nil {
-				yield(agui.Envelope{}, err)
+				yield(nil, err)
 				return
 			}
 		}
 	}
+}
+
+// cut ends a run's batch at the run's terminal event (a followed thread's
+// batches are whole), and says whether it did.
+func (r *Run) cut(envs []agui.Envelope) ([]agui.Envelope, bool) {
+	if !r.thread {
+		for i, e := range envs {
+			if agui.IsTerminalEvent(e.Event) {
+				return envs[:i+1], true
+			}
+		}
+	}
+	return envs, false
 }
 
 // waitElsewhere waits for a run driven by another process to journal

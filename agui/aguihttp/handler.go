@@ -177,18 +177,21 @@ type Options struct {
 	BodyReadTimeout time.Duration
 	// KeepAlive is the interval of SSE keep-alive comments. Default 15s.
 	KeepAlive time.Duration
-	// WriteTimeout bounds one write to a slow client, which is then
-	// dropped (it can come back and replay). Default 30s.
+	// WriteTimeout bounds one WebSocket write to a slow client, which is
+	// then dropped (it can come back and replay). Default 30s. (An SSE
+	// write is bounded by SlowClientTimeout.)
 	WriteTimeout time.Duration
 	// CORSOrigins lists origins allowed to call the bridge from a browser;
 	// "*" allows any.
 	CORSOrigins []string
-	// QueueSize bounds the events waiting to be written to one client
-	// connection. Default 256.
+	// QueueSize bounds the events waiting to be written to one WebSocket
+	// connection. Default 256. (An SSE stream has no queue: the run's
+	// journal is its buffer, see writeSSE.)
 	QueueSize int
-	// SlowClientTimeout is how long a connection's queue may stay full
-	// before the client is dropped (it can reconnect and resume). Default
-	// 10s.
+	// SlowClientTimeout is how long a client may leave the bridge's
+	// writes untaken — a WebSocket connection's queue full, an SSE write
+	// blocked — before it is dropped (it can reconnect and resume).
+	// Default 10s.
 	SlowClientTimeout time.Duration
 	// WSReadLimit bounds one WebSocket message from a client (larger ones
 	// close the connection with 1009). Default MaxBodyBytes + 4 KiB.
@@ -438,87 +441,6 @@ func (h *Handler) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.writeSSE(w, r, stream, true)
-}
-
-// writeSSE streams s to the client as SSE frames (each journaled event with
-// its sequence number as the SSE id) until the end of the stream, the client
-// leaving or falling behind, or a write failing. Leaving does not stop a
-// run: its events stay in the thread's journal, and the client can come
-// back with Last-Event-ID. For a run (wantTerminal), a stream that stops
-// before its terminal event still ends with one: every stream ends exactly
-// once.
-func (h *Handler) writeSSE(w http.ResponseWriter, r *http.Request, s Stream, wantTerminal bool) {
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	if g := h.opt.SSEStreams; g != nil {
-		g.Inc()
-		defer g.Dec()
-	}
-	f := &sseFramer{w: w, rc: http.NewResponseController(w), timeout: h.opt.WriteTimeout}
-	if f.keepAlive() != nil {
-		return
-	}
-	ctx, drop := context.WithCancelCause(r.Context())
-	defer drop(nil)
-	o := newOutbox(h.opt.QueueSize, h.opt.SlowClientTimeout, drop)
-	done := make(chan struct{})
-	var terminated bool
-	var feedErr error
-	go func() {
-		defer close(done)
-		terminated, feedErr = o.feed(ctx, s)
-	}()
-	err := drain(ctx, o, f, h.opt.KeepAlive, done)
-	drop(nil)
-	<-done
-	// A feeder that drops a slow client also ends, so drain may return
-	// nil (done won its select over ctx): the cause tells a drop from a
-	// stream that stopped short.
-	if errors.Is(err, errSlowClient) || errors.Is(context.Cause(ctx), errSlowClient) {
-		h.opt.Logger.Info("dropped a slow SSE client", "path", r.URL.Path)
-		return
-	}
-	if wantTerminal && err == nil && !terminated && r.Context().Err() == nil {
-		// The run's events stopped before its terminal event (the store
-		// failed): every stream still ends exactly once.
-		h.opt.Logger.Error("run stream ended without a terminal event", "err", feedErr)
-		if b, err := agui.Marshal(&agui.RunError{Code: agui.CodeInternal, Message: "the bridge lost the end of this run"}); err == nil {
-			if f.write(agui.Envelope{Event: b}) == nil {
-				_ = f.flush()
-			}
-		}
-	}
-}
-
-// sseFramer writes SSE frames, buffered until flush.
-type sseFramer struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	timeout time.Duration
-	buf     []byte
-}
-
-func (f *sseFramer) write(env agui.Envelope) error {
-	f.buf = agui.AppendSSEFrame(f.buf, env)
-	return nil
-}
-
-func (f *sseFramer) flush() error {
-	_ = f.rc.SetWriteDeadline(time.Now().Add(f.timeout))
-	_, err := f.w.Write(f.buf)
-	f.buf = f.buf[:0]
-	if err != nil {
-		return err
-	}
-	return f.rc.Flush()
-}
-
-func (f *sseFramer) keepAlive() error {
-	f.buf = append(f.buf, agui.KeepAliveFrame...)
-	return f.flush()
 }
 
 func (h *Handler) listAgents(w http.ResponseWriter, r *http.Request) {

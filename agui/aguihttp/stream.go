@@ -16,6 +16,30 @@ type Stream interface {
 	Events(ctx context.Context) iter.Seq2[agui.Envelope, error]
 }
 
+// batchStream is a Stream that can also yield its envelopes a batch at a
+// time, as they queued (tasks.Run): a writer sends each batch in one write.
+type batchStream interface {
+	Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, error]
+}
+
+// batches reads s a batch at a time: its own batches, or batches of one.
+func batches(ctx context.Context, s Stream) iter.Seq2[[]agui.Envelope, error] {
+	if b, ok := s.(batchStream); ok {
+		return b.Batches(ctx)
+	}
+	return func(yield func([]agui.Envelope, error) bool) {
+		for env, err := range s.Events(ctx) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield([]agui.Envelope{env}, nil) {
+				return
+			}
+		}
+	}
+}
+
 // errSlowClient ends a connection whose client does not read fast enough:
 // its queue stayed full for the slow-client timeout. The run is not
 // affected (its events are journaled); the client can reconnect and resume
