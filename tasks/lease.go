@@ -189,25 +189,55 @@ func (s *Service) releaseRetryMax() time.Duration {
 // with store_unavailable). The grace gives it that chance: it retries
 // every releaseRetryMax, a fraction of the grace, so its write changes the
 // record's version first and the adoption is called off. A dead owner's
-// run is adopted a scan later than without the grace.
+// run is adopted lapseGrace later than without it.
 func (s *Service) lapseGrace() time.Duration { return s.lease / 4 }
 
 // lapsedLongEnough reports whether key's record, at version, has been
-// seen with its lease lapsed for lapseGrace; the first sighting is
-// remembered and reports false.
-func (s *Service) lapsedLongEnough(key ThreadKey, version int64) bool {
+// seen with its lease lapsed for lapseGrace; otherwise it remembers the
+// sighting and says how long is left, after which the caller looks again.
+func (s *Service) lapsedLongEnough(key ThreadKey, version int64) (bool, time.Duration) {
 	s.lapsedMu.Lock()
 	defer s.lapsedMu.Unlock()
 	seen, ok := s.lapsed[key]
-	if ok && seen.version == version {
-		if time.Since(seen.at) >= s.lapseGrace() {
-			delete(s.lapsed, key)
-			return true
-		}
-		return false
+	if !ok || seen.version != version {
+		seen = lapsedSighting{version: version, at: time.Now()}
+		s.lapsed[key] = seen
 	}
-	s.lapsed[key] = lapsedSighting{version: version, at: time.Now()}
-	return false
+	if left := s.lapseGrace() - time.Since(seen.at); left > 0 {
+		return false, left
+	}
+	delete(s.lapsed, key)
+	return true, 0
+}
+
+// adoptAfter tries to adopt key's run again after wait (the rest of its
+// lapseGrace) rather than at the next scan, so that the grace delays the
+// adoption of a dead instance's run by itself only.
+func (s *Service) adoptAfter(key ThreadKey, wait time.Duration) {
+	s.mu.Lock()
+	closing := s.closing
+	if !closing {
+		s.wg.Add(1) // Close waits for it
+	}
+	s.mu.Unlock()
+	if closing {
+		return
+	}
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-s.stopScan:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+		defer cancel()
+		if _, err := s.takeOver(ctx, key); err != nil && !errors.Is(err, ErrShuttingDown) {
+			s.log.Error("adopt run", "agent", key.Agent, "thread_id", key.ThreadID, "err", err)
+		}
+	}()
 }
 
 // forgetLapsed drops the sightings of threads a scan no longer lists.
