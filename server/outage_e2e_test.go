@@ -28,9 +28,32 @@ import (
 // within.
 func waitReadyz(t *testing.T, url string, want int, within time.Duration) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), within)
+	if err := readyzWithin(t.Context(), url, want, within); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitAllReadyz is waitReadyz on every instance of c at once, so that
+// instances waiting out a hung store's ping do not add up.
+func waitAllReadyz(t *testing.T, c *cluster, want int, within time.Duration) {
+	t.Helper()
+	errs := make([]error, len(c.addrs))
+	var wg sync.WaitGroup
+	for i := range c.addrs {
+		wg.Go(func() { errs[i] = readyzWithin(t.Context(), c.bridge(i).url, want, within) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readyzWithin(ctx context.Context, url string, want int, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
-	client := &http.Client{Timeout: 2 * time.Second}
+	// Longer than /readyz's own bound on the store's answer (3s), which a
+	// paused Redis makes it wait out.
+	client := &http.Client{Timeout: 5 * time.Second}
 	last := 0
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/readyz", nil)
@@ -38,12 +61,12 @@ func waitReadyz(t *testing.T, url string, want int, within time.Duration) {
 			resp.Body.Close()
 			last = resp.StatusCode
 			if last == want {
-				return
+				return nil
 			}
 		}
 		select {
 		case <-ctx.Done():
-			t.Fatalf("%s/readyz answered %d, not %d, for %v", url, last, want, within)
+			return fmt.Errorf("%s/readyz answered %d, not %d, for %v", url, last, want, within)
 		case <-time.After(pollInterval):
 		}
 	}
@@ -232,8 +255,9 @@ func waitJournalEnds(t *testing.T, journal func(string) []sseFrame, thread strin
 // lost to a SIGKILL), kills Redis once every client was shown text, keeps
 // it down for down, restarts it on the same port and returns what each
 // client was shown, by thread, once the streams ended; every instance's
-// /readyz was 503 during the outage and is 200 after.
-func redisOutage(t *testing.T, runs int, down time.Duration) (*cluster, map[string][]sseFrame) {
+// /readyz was 503 during the outage and is 200 after. With pause, Redis is
+// paused (SIGSTOP) and resumed instead: unreachable, not restarted.
+func redisOutage(t *testing.T, runs int, down time.Duration, pause bool) (*cluster, map[string][]sseFrame) {
 	t.Helper()
 	bridgeBin, demoBin := buildBinaries(t)
 	demo := startDemoAgents(t, demoBin)
@@ -265,27 +289,41 @@ func redisOutage(t *testing.T, runs int, down time.Duration) (*cluster, map[stri
 		})
 	}
 
-	t.Logf("kill -9 redis-server; down for %v", down)
-	r.Kill()
-	began := time.Now()
-	for i := range 3 {
-		waitReadyz(t, c.bridge(i).url, http.StatusServiceUnavailable, 10*time.Second)
+	if pause {
+		t.Logf("kill -STOP redis-server; unreachable for %v", down)
+		if err := r.Pause(); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		t.Logf("kill -9 redis-server; down for %v", down)
+		r.Kill()
 	}
-	// A run asked for meanwhile is refused before its stream starts.
-	if res := c.bridge(0).post(t, "counter", runBody("th-during", "run-1", true, userMsg("u1", "count"))); res.status != http.StatusServiceUnavailable ||
-		!strings.Contains(string(res.body), agui.CodeStoreUnavailable) {
-		t.Fatalf("a run started during the outage: %d %s", res.status, res.body)
+	began := time.Now()
+	waitAllReadyz(t, c, http.StatusServiceUnavailable, 10*time.Second)
+	// A run asked for meanwhile is refused before its stream starts. (Not
+	// asked of a paused Redis, which may answer before the request gives
+	// up.)
+	if !pause {
+		res := c.bridge(0).post(t, "counter", runBody("th-during", "run-1", true, userMsg("u1", "count")))
+		if res.status != http.StatusServiceUnavailable || !strings.Contains(string(res.body), agui.CodeStoreUnavailable) {
+			t.Fatalf("a run started during the outage: %d %s", res.status, res.body)
+		}
 	}
 	time.Sleep(time.Until(began.Add(down))) // the outage itself, not a wait for a condition
-	r2, err := r.Restart(t.Context())
-	if err != nil {
-		t.Fatal(err)
+	if pause {
+		if err := r.Resume(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("redis-server resumed after %v", time.Since(began).Round(time.Millisecond))
+	} else {
+		r2, err := r.Restart(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(r2.Kill)
+		t.Logf("redis-server restarted after %v", time.Since(began).Round(time.Millisecond))
 	}
-	t.Cleanup(r2.Kill)
-	t.Logf("redis-server restarted after %v", time.Since(began).Round(time.Millisecond))
-	for i := range 3 {
-		waitReadyz(t, c.bridge(i).url, http.StatusOK, 20*time.Second)
-	}
+	waitAllReadyz(t, c, http.StatusOK, 20*time.Second)
 	rest.Wait()
 	return c, shown
 }
@@ -297,7 +335,26 @@ func redisOutage(t *testing.T, runs int, down time.Duration) (*cluster, map[stri
 // exactly what the client was shown. The threads take new runs.
 func TestStoreOutageRedisRestart5s(t *testing.T) {
 	t.Parallel()
-	c, shown := redisOutage(t, 6, 5*time.Second)
+	c, shown := redisOutage(t, 6, 5*time.Second, false)
+	wantRiddenOut(t, c, shown)
+}
+
+// TestStoreOutageRedisPaused5s: the same with Redis unreachable rather
+// than restarted (paused: connections stay open, commands hang, and
+// those sent meanwhile run when it resumes). A journal write whose answer
+// was lost may have run: the retry then finds its numbers taken and
+// checks the journal's last number instead of writing twice.
+func TestStoreOutageRedisPaused5s(t *testing.T) {
+	t.Parallel()
+	c, shown := redisOutage(t, 3, 5*time.Second, true)
+	wantRiddenOut(t, c, shown)
+}
+
+// wantRiddenOut checks runs that rode an outage out: each finished whole,
+// its journal is what its client was shown, and its thread takes a new
+// run.
+func wantRiddenOut(t *testing.T, c *cluster, shown map[string][]sseFrame) {
+	t.Helper()
 	want := agents.CounterText(agents.DefaultCounterCount)
 	for th, fs := range shown {
 		wantEnded(t, th, fs, want)
@@ -317,7 +374,7 @@ func TestStoreOutageRedisRestart5s(t *testing.T) {
 // the client was shown, and the thread takes a new run.
 func TestStoreOutageRedis60s(t *testing.T) {
 	t.Parallel()
-	c, shown := redisOutage(t, 3, 60*time.Second)
+	c, shown := redisOutage(t, 3, 60*time.Second, false)
 	for th, fs := range shown {
 		wantEnded(t, th, fs, "")
 		wantJournalIsShown(t, th, c.journal(t, 0, "counter", th), fs)

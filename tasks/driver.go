@@ -1057,10 +1057,9 @@ func (d *driver) finalize(terminal ...Entry) {
 // readers' streams did, nothing is half-written, and the thread takes
 // its next run without a restart.
 //
-// It retries every releaseRetryMax at most: faster than any instance's
-// lease scan, so after an outage that outlasted the lease this instance
-// releases the run before another could adopt it (adoption needs two
-// scans that see the lease lapsed, see takeOver) and continue a run whose
+// It retries every releaseRetryMax at most, a fraction of lapseGrace, so
+// after an outage that outlasted the lease this instance releases the run
+// before another could adopt it (see takeOver) and continue a run whose
 // clients were told it ended.
 func (d *driver) releaseLater(interrupts []mapping.PendingInterrupt, terminal []Entry) {
 	for wait := appendRetryFirst; ; wait = min(2*wait, d.svc.releaseRetryMax()) {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -129,6 +130,15 @@ func (s *Server) Kill() {
 		_ = s.cmd.Wait()
 	})
 }
+
+// Pause stops the server (SIGSTOP) without closing anything: clients'
+// connections stay open and their commands go unanswered, as when Redis
+// is unreachable behind a partition, until Resume (SIGCONT), when it
+// answers what they sent meanwhile.
+func (s *Server) Pause() error { return s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server.
+func (s *Server) Resume() error { return s.cmd.Process.Signal(syscall.SIGCONT) }
 
 // Log is the server's last log lines.
 func (s *Server) Log() string { return s.log.String() }
