@@ -30,7 +30,8 @@ const (
 	CodeShuttingDown         = "shutting_down"
 	CodeStoreUnavailable     = "store_unavailable" // also a run whose events could not be stored
 	CodeNotReady             = "not_ready"
-	CodeInternal             = "internal" // also a run the bridge failed
+	CodeJournalCompacted     = "journal_compacted" // a replay from before what a thread's journal keeps
+	CodeInternal             = "internal"          // also a run the bridge failed
 	CodeA2UIActionInvalid    = "a2ui_action_invalid"
 	CodeA2UIActionTooLarge   = "a2ui_action_too_large"
 	CodeA2UINotActive        = "a2ui_not_active" // an A2UI action for an agent whose run has no A2UI
@@ -38,6 +39,7 @@ const (
 	// Ends of a stream (RUN_ERROR, SUBAGENT_ERROR) only.
 	CodeServerShutdown           = "server_shutdown"
 	CodeEventTooLarge            = "event_too_large"
+	CodeRunTooLarge              = "run_too_large" // a run past limits.maxRunBytes
 	CodeInterruptPending         = "interrupt_pending"
 	CodeInterruptNotResumed      = "interrupt_not_resumed"
 	CodeResumeUnknownInterrupt   = "resume_unknown_interrupt"
@@ -79,6 +81,7 @@ var codeStatus = map[string]int{
 	CodeShuttingDown:         http.StatusServiceUnavailable,
 	CodeStoreUnavailable:     http.StatusServiceUnavailable,
 	CodeNotReady:             http.StatusServiceUnavailable,
+	CodeJournalCompacted:     http.StatusGone,
 	CodeA2UIActionInvalid:    http.StatusBadRequest,
 	CodeA2UIActionTooLarge:   http.StatusRequestEntityTooLarge,
 	CodeA2UINotActive:        http.StatusBadRequest,

@@ -518,7 +518,8 @@ func Default() *Config {
 		Tracing: Tracing{Exporter: DefaultTracingExporter, SampleRatio: DefaultSampleRatio},
 		Auth:    Auth{JWT: JWT{Leeway: DefaultJWTLeeway, Refresh: DefaultJWKSRefresh}},
 		Limits: Limits{MaxMessages: DefaultMaxMessages, MaxStateBytes: DefaultMaxStateBytes,
-			MaxEventBytes: DefaultMaxEventBytes, MaxA2UIActionBytes: DefaultMaxA2UIActionBytes},
+			MaxEventBytes: DefaultMaxEventBytes, MaxRunBytes: DefaultMaxRunBytes,
+			MaxThreadJournalBytes: DefaultMaxThreadJournalBytes, MaxA2UIActionBytes: DefaultMaxA2UIActionBytes},
 		RedactKeys: slices.Clone(DefaultRedactKeys),
 	}
 }
@@ -591,6 +592,8 @@ func (c *Config) ApplyDefaults() {
 		{&c.Limits.MaxMessages, d.Limits.MaxMessages},
 		{&c.Limits.MaxStateBytes, d.Limits.MaxStateBytes},
 		{&c.Limits.MaxEventBytes, d.Limits.MaxEventBytes},
+		{&c.Limits.MaxRunBytes, d.Limits.MaxRunBytes},
+		{&c.Limits.MaxThreadJournalBytes, d.Limits.MaxThreadJournalBytes},
 		{&c.Limits.MaxA2UIActionBytes, d.Limits.MaxA2UIActionBytes},
 	} {
 		if *f.v == 0 {

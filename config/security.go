@@ -24,6 +24,14 @@ const (
 	DefaultMaxMessages   = 1000
 	DefaultMaxStateBytes = 256 << 10 // 256 KiB
 	DefaultMaxEventBytes = 4 << 20   // 4 MiB
+	// DefaultMaxRunBytes leaves a long answer streamed token by token
+	// (each token an event of ~150 bytes: about 200,000 of them) room,
+	// while one endless agent costs at most this much journal and
+	// memory.
+	DefaultMaxRunBytes = 32 << 20 // 32 MiB
+	// DefaultMaxThreadJournalBytes is two full runs: the latest run is
+	// always kept whole, so the cap must leave room for one.
+	DefaultMaxThreadJournalBytes = 64 << 20 // 64 MiB
 	// DefaultMaxA2UIActionBytes bounds forwardedProps.a2uiAction.
 	DefaultMaxA2UIActionBytes = 64 << 10
 )
@@ -121,6 +129,21 @@ type Limits struct {
 	// event_too_large and cancels the A2A task. Default 4194304 (4 MiB).
 	// Must be > 0.
 	MaxEventBytes int64 `yaml:"maxEventBytes"`
+
+	// MaxRunBytes is one run's output budget, in bytes: both what its
+	// agents send (counted as for maxEventBytes) and the AG-UI events it
+	// journals count against it, so an agent that never stops costs at
+	// most this much memory and journal. Crossing it ends the run with
+	// RUN_ERROR run_too_large and cancels the A2A task(s). Default
+	// 33554432 (32 MiB). Must be > 0.
+	MaxRunBytes int64 `yaml:"maxRunBytes"`
+
+	// MaxThreadJournalBytes caps a thread's journal, in bytes of events:
+	// when a run ends with the journal above it, the oldest finished runs'
+	// events are dropped (never the latest run's); replaying from a point
+	// before what is kept gets 410 journal_compacted. Default 67108864
+	// (64 MiB). Must be >= maxRunBytes.
+	MaxThreadJournalBytes int64 `yaml:"maxThreadJournalBytes"`
 
 	// MaxA2UIActionBytes caps a user's action on an A2UI surface
 	// (RunAgentInput.forwardedProps.a2uiAction, JSON bytes); a larger one
@@ -247,10 +270,13 @@ func (l *Limits) validate(ps *problems) {
 		path string
 		v    int64
 	}{{"limits.maxMessages", l.MaxMessages}, {"limits.maxStateBytes", l.MaxStateBytes}, {"limits.maxEventBytes", l.MaxEventBytes},
-		{"limits.maxA2UIActionBytes", l.MaxA2UIActionBytes}} {
+		{"limits.maxRunBytes", l.MaxRunBytes}, {"limits.maxA2UIActionBytes", l.MaxA2UIActionBytes}} {
 		if f.v <= 0 {
 			ps.add(f.path, "must be > 0 (got %d)", f.v)
 		}
+	}
+	if l.MaxThreadJournalBytes < l.MaxRunBytes {
+		ps.add("limits.maxThreadJournalBytes", "must be >= limits.maxRunBytes (%d), so the latest run fits (got %d)", l.MaxRunBytes, l.MaxThreadJournalBytes)
 	}
 }
 

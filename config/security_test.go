@@ -58,7 +58,7 @@ func TestParseSecurity(t *testing.T) {
 		t.Errorf("auth enabled %v, metrics public %v; want both", c.Auth.Enabled(), c.Metrics.Public)
 	}
 	wantLimits := Limits{PerPrincipal: PerPrincipal{ConcurrentRuns: 2, RequestsPerSecond: 0.5, Burst: 3},
-		ConcurrentRuns: 100, MaxMessages: 50, MaxStateBytes: 4096, MaxEventBytes: 65536, MaxA2UIActionBytes: 64 << 10}
+		ConcurrentRuns: 100, MaxMessages: 50, MaxStateBytes: 4096, MaxEventBytes: 65536, MaxRunBytes: 32 << 20, MaxThreadJournalBytes: 64 << 20, MaxA2UIActionBytes: 64 << 10}
 	if diff := cmp.Diff(wantLimits, c.Limits); diff != "" {
 		t.Errorf("limits (-want +got):\n%s", diff)
 	}
@@ -76,7 +76,8 @@ func TestSecurityDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Limits{MaxMessages: 1000, MaxStateBytes: 256 << 10, MaxEventBytes: 4 << 20, MaxA2UIActionBytes: 64 << 10}
+	want := Limits{MaxMessages: 1000, MaxStateBytes: 256 << 10, MaxEventBytes: 4 << 20, MaxRunBytes: 32 << 20,
+		MaxThreadJournalBytes: 64 << 20, MaxA2UIActionBytes: 64 << 10}
 	if diff := cmp.Diff(want, c.Limits); diff != "" {
 		t.Errorf("limits (-want +got):\n%s", diff)
 	}
@@ -134,6 +135,8 @@ func TestSecurityProblems(t *testing.T) {
 			[]string{"limits.concurrentRuns: must be >= 0 (got -1) (line 2)",
 				"limits.perPrincipal.requestsPerSecond: must be a number >= 0 (got -2) (line 3)"}},
 		{"zero maxMessages", "limits:\n  maxMessages: 0\n" + agent, []string{"limits.maxMessages: must be > 0 (got 0) (line 2)"}},
+		{"journal cap below the run budget", "limits:\n  maxRunBytes: 1048576\n  maxThreadJournalBytes: 1000\n" + agent,
+			[]string{"limits.maxThreadJournalBytes: must be >= limits.maxRunBytes (1048576), so the latest run fits (got 1000) (line 3)"}},
 		{"burst without rate", "limits:\n  perPrincipal: {burst: 4}\n" + agent,
 			[]string{"limits.perPrincipal.burst: only with requestsPerSecond (line 2)"}},
 		{"public not a bool", "metrics: {public: maybe}\n" + agent, []string{`metrics.public: must be true or false (got "maybe") (line 1)`}},

@@ -82,7 +82,10 @@ func newGeneration(cfg *config.Config, prev *generation, inst instruments) *gene
 			Observer:       runs,
 			MaxEventBytes:  int(cfg.Limits.MaxEventBytes),
 			MaxStateBytes:  int(cfg.Limits.MaxStateBytes),
-			RedactKeys:     cfg.RedactKeys,
+			// The run's output budget and its thread's journal cap.
+			MaxRunBytes:           cfg.Limits.MaxRunBytes,
+			MaxThreadJournalBytes: cfg.Limits.MaxThreadJournalBytes,
+			RedactKeys:            cfg.RedactKeys,
 			// A2UI (tasks/a2ui.go): when runs activate it, the catalogs
 			// announced for clients that name none, the action bound.
 			A2UI:               a2uiMode(a.A2UI),

@@ -40,6 +40,12 @@ type driver struct {
 	// stateRejected says the agent grew the state past its limit: the
 	// thread keeps the state it had.
 	stateRejected bool
+	// budget counts the run against spec.MaxRunBytes (the driver's
+	// goroutine alone touches it).
+	budget runBudget
+	// journaled is the bytes of every event the run journaled, added to
+	// its thread's JournalBytes at the end (compact.go).
+	journaled int64
 
 	svc    *Service
 	spec   *AgentSpec
@@ -196,6 +202,7 @@ func newDriver(s *Service, spec *AgentSpec, th *Thread, in *agui.RunAgentInput, 
 // it carried a traceparent), and counts the run as started.
 func (d *driver) begin(ctx context.Context, kind trace.SpanKind) {
 	d.started = time.Now()
+	d.budget.limit = d.spec.MaxRunBytes // a team's spec is known only now
 	_, d.span = d.svc.tracer.Start(ctx, "bridge.run", trace.WithSpanKind(kind), trace.WithAttributes(
 		attribute.String("bridge.agent", d.spec.Name),
 		attribute.String("agui.thread_id", d.in.ThreadID),
@@ -697,7 +704,13 @@ func (d *driver) deliver(ev a2a.Event) bool {
 		}
 		d.accept()
 	}
-	if code, msg := eventTooLarge(d.spec.Name, d.spec.MaxEventBytes, ev); code != "" {
+	size := eventSize(ev)
+	d.budget.receive(size)
+	code, msg := eventTooLarge(d.spec.Name, d.spec.MaxEventBytes, size)
+	if code == "" {
+		code, msg = d.budget.spent(d.spec.Name)
+	}
+	if code != "" {
 		d.refuseEvent(code, msg)
 		return false
 	}
@@ -731,6 +744,10 @@ func (d *driver) deliver(ev a2a.Event) bool {
 		}()
 	}
 	d.emit(out)
+	if code, msg := d.budget.spent(d.spec.Name); code != "" && !d.tr.Done() {
+		d.refuseEvent(code, msg)
+		return false
+	}
 	return !d.tr.Done()
 }
 
@@ -902,6 +919,8 @@ func (d *driver) emit(events []agui.Event) {
 			d.outcome, d.code = outcomeOf(e)
 		}
 		d.seq++
+		d.journaled += int64(len(b))
+		d.budget.journal(t, len(b))
 		entries = append(entries, Entry{Seq: d.seq, RunID: d.in.RunID, Event: b,
 			Terminal: t == agui.EventRunFinished || t == agui.EventRunError})
 	}
@@ -1022,13 +1041,22 @@ func (d *driver) finalize(terminal ...Entry) {
 		}
 		cancel()
 	}
-	released, storeErr := d.svc.releaseErr(d.thread, func(th *Thread) { d.body.record(th, interrupts) }, terminal...)
+	var journalBytes int64
+	update := func(th *Thread) {
+		d.body.record(th, interrupts)
+		th.JournalBytes += d.journaled
+		journalBytes = th.JournalBytes
+	}
+	released, storeErr := d.svc.releaseErr(d.thread, update, terminal...)
 	// Reported before readers get the terminal event: a client that scrapes
 	// /metrics once its stream ended sees the run.
 	d.observeEnd("", "")
 	switch {
 	case released:
 		d.live.publish(terminal)
+		if limit := d.spec.MaxThreadJournalBytes; limit > 0 && journalBytes > limit {
+			d.svc.compactJournal(d.thread.Key, limit)
+		}
 	case len(terminal) > 0:
 		// The store refused the release: readers still need the run's end,
 		// from the journal if it takes it, else from here.
@@ -1041,10 +1069,10 @@ func (d *driver) finalize(terminal ...Entry) {
 			if journaled {
 				terminal = nil
 			}
-			d.releaseLater(interrupts, terminal)
+			d.releaseLater(update, terminal)
 		}
 	case storeErr != nil:
-		d.releaseLater(interrupts, nil)
+		d.releaseLater(update, nil)
 	}
 }
 
@@ -1061,7 +1089,7 @@ func (d *driver) finalize(terminal ...Entry) {
 // after an outage that outlasted the lease this instance releases the run
 // before another could adopt it (see takeOver) and continue a run whose
 // clients were told it ended.
-func (d *driver) releaseLater(interrupts []mapping.PendingInterrupt, terminal []Entry) {
+func (d *driver) releaseLater(update func(*Thread), terminal []Entry) {
 	for wait := appendRetryFirst; ; wait = min(2*wait, d.svc.releaseRetryMax()) {
 		select {
 		case <-d.svc.stopScan:
@@ -1071,7 +1099,7 @@ func (d *driver) releaseLater(interrupts []mapping.PendingInterrupt, terminal []
 			return
 		case <-time.After(wait):
 		}
-		released, err := d.svc.releaseErr(d.thread, func(th *Thread) { d.body.record(th, interrupts) }, terminal...)
+		released, err := d.svc.releaseErr(d.thread, update, terminal...)
 		if released || err == nil {
 			d.log.Info("the store is back: the run's end is stored and its thread released", "released", released)
 			return

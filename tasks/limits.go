@@ -10,10 +10,11 @@ import (
 )
 
 // RUN_ERROR codes of the per-run limits (AgentSpec.MaxEventBytes,
-// AgentSpec.MaxStateBytes).
+// AgentSpec.MaxStateBytes, AgentSpec.MaxRunBytes).
 const (
 	CodeEventTooLarge = agui.CodeEventTooLarge
 	CodeStateTooLarge = agui.CodeStateTooLarge
+	CodeRunTooLarge   = agui.CodeRunTooLarge
 )
 
 // eventSize is what an A2A event carries for the client: the text, data
@@ -64,15 +65,54 @@ func eventSize(ev a2a.Event) int {
 	return n
 }
 
-// eventTooLarge checks an upstream event of agent name against its
-// MaxEventBytes (limit; zero: none) before it is translated.
-func eventTooLarge(name string, limit int, ev a2a.Event) (code, message string) {
-	if limit > 0 {
-		if n := eventSize(ev); n > limit {
-			return CodeEventTooLarge, fmt.Sprintf("agent %q sent an event of %d bytes; the limit is %d", name, n, limit)
-		}
+// eventTooLarge checks an upstream event of agent name, of size bytes
+// (eventSize), against its MaxEventBytes (limit; zero: none) before it is
+// translated.
+func eventTooLarge(name string, limit, size int) (code, message string) {
+	if limit > 0 && size > limit {
+		return CodeEventTooLarge, fmt.Sprintf("agent %q sent an event of %d bytes; the limit is %d", name, size, limit)
 	}
 	return "", ""
+}
+
+// runBudget is a run's output budget (AgentSpec.MaxRunBytes). Two counts
+// are held against it: the bytes its agents sent (eventSize), which bound
+// the text the translators keep, shown or held back; and the bytes of the
+// events it journaled, which bound its share of the journal and of every
+// reader's replay. Without it an agent that never stops grows the
+// process's memory and the store until the run timeout.
+type runBudget struct {
+	limit     int64 // zero: none
+	received  int64
+	journaled int64
+	// opened says the run's opening snapshots went by: the first
+	// STATE_SNAPSHOT and MESSAGES_SNAPSHOT repeat the thread's record (its
+	// state and conversation so far), which is not this run's output.
+	openedState, openedMessages bool
+}
+
+// receive counts an upstream event of size bytes.
+func (b *runBudget) receive(size int) { b.received += int64(size) }
+
+// journal counts an encoded event of type typ the run journaled.
+func (b *runBudget) journal(typ agui.EventType, size int) {
+	switch {
+	case typ == agui.EventStateSnapshot && !b.openedState:
+		b.openedState = true
+	case typ == agui.EventMessagesSnapshot && !b.openedMessages:
+		b.openedMessages = true
+	default:
+		b.journaled += int64(size)
+	}
+}
+
+// spent reports the budget crossed, as a RUN_ERROR code and message for
+// the run of agent (or team) name; "" while within it.
+func (b *runBudget) spent(name string) (code, message string) {
+	if b.limit <= 0 || max(b.received, b.journaled) <= b.limit {
+		return "", ""
+	}
+	return CodeRunTooLarge, fmt.Sprintf("the run of %q produced more than its budget of %d bytes (limits.maxRunBytes), so it was stopped and the agent's task cancelled", name, b.limit)
 }
 
 // stateTooLarge checks the shared state a translation (out) of agent

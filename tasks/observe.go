@@ -251,6 +251,14 @@ func (s *ObservedStore) Read(ctx context.Context, key ThreadKey, after int64, li
 	return entries, err
 }
 
+// TrimJournal implements Store.
+func (s *ObservedStore) TrimJournal(ctx context.Context, key ThreadKey, upTo int64) error {
+	start := time.Now()
+	err := s.Store.TrimJournal(ctx, key, upTo)
+	s.done("TrimJournal", start, err)
+	return err
+}
+
 // LastSeq implements Store.
 func (s *ObservedStore) LastSeq(ctx context.Context, key ThreadKey) (int64, error) {
 	start := time.Now()

@@ -243,6 +243,12 @@ func (s *Service) matchReplay(ctx context.Context, th *Thread, in *agui.RunAgent
 		if rp != nil && rp.runID != match.RunID {
 			return nil, &rejection{CodeInterruptAlreadyResolved, "the interrupts were resolved by different runs"}
 		}
+		if match.AfterSeq < th.JournalFrom {
+			// An identical resume replays the run that answered it, but
+			// that run's events were compacted away (compact.go).
+			return nil, &rejection{CodeInterruptAlreadyResolved, fmt.Sprintf(
+				"interrupt %s was resolved by an earlier run, whose events this thread no longer keeps", r.InterruptID)}
+		}
 		rp = &replay{runID: match.RunID, after: match.AfterSeq}
 	}
 	return rp, nil

@@ -187,7 +187,10 @@ func (s *Service) Follow(ctx context.Context, agent, threadID string, after int6
 	if err != nil {
 		return nil, err
 	}
-	return &Run{Key: th.Key, svc: s, after: max(after, 0), thread: true}, nil
+	if after, err = replayFrom(th, after); err != nil {
+		return nil, err
+	}
+	return &Run{Key: th.Key, svc: s, after: after, thread: true}, nil
 }
 
 // PollResult is one long-poll answer: the envelopes after the asked
@@ -207,7 +210,9 @@ func (s *Service) Poll(ctx context.Context, agent, threadID string, after int64,
 	if err != nil {
 		return nil, err
 	}
-	after = max(after, 0)
+	if after, err = replayFrom(th, after); err != nil {
+		return nil, err
+	}
 	if limit <= 0 || limit > readBatch {
 		limit = readBatch
 	}

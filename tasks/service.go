@@ -70,6 +70,13 @@ type AgentSpec struct {
 	// agent's data builds (RUN_ERROR state_too_large). Zero: no bound.
 	MaxEventBytes int
 	MaxStateBytes int
+	// MaxRunBytes is a run's output budget: what its agents send and what
+	// it journals each count against it (runBudget); past it the run ends
+	// with RUN_ERROR run_too_large and the task is cancelled. Zero: none.
+	MaxRunBytes int64
+	// MaxThreadJournalBytes caps a thread's journal: a run ending with
+	// more drops the oldest finished runs' events (compact.go). Zero: none.
+	MaxThreadJournalBytes int64
 	// RedactKeys are object keys (case-insensitive) whose values become
 	// "[REDACTED]" in the shared state built from agent data.
 	RedactKeys []string

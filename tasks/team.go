@@ -53,6 +53,7 @@ func (c *agentCatalog) teamAgentSpec(t *TeamSpec) *AgentSpec {
 		}
 		// Server-wide settings: the same for every member.
 		spec.RedactKeys, spec.MaxStateBytes = m.RedactKeys, m.MaxStateBytes
+		spec.MaxRunBytes, spec.MaxThreadJournalBytes = m.MaxRunBytes, m.MaxThreadJournalBytes
 	}
 	return spec
 }
@@ -297,7 +298,15 @@ func (t *teamRun) handle(ctx context.Context, msg memberMsg) {
 			m.reached = true
 			t.accept()
 		}
-		if code, message := eventTooLarge(m.name, m.spec.MaxEventBytes, msg.ev); code != "" {
+		size := eventSize(msg.ev)
+		t.d.budget.receive(size)
+		code, message := eventTooLarge(m.name, m.spec.MaxEventBytes, size)
+		if code == "" {
+			// The budget is the run's: once it is spent, every member that
+			// sends more ends its part with run_too_large.
+			code, message = t.d.budget.spent(t.d.spec.Name)
+		}
+		if code != "" {
 			// The member's part ends with the limit's code; the others go on.
 			m.stop(nil)
 			t.cancelTask(m)

@@ -188,6 +188,22 @@ func (m *MemoryStore) Read(_ context.Context, key ThreadKey, after int64, limit 
 	return append([]Entry(nil), rest...), nil
 }
 
+// TrimJournal implements Store.
+func (m *MemoryStore) TrimJournal(_ context.Context, key ThreadKey, upTo int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.threads[key]
+	if t == nil || len(t.journal) < 2 {
+		return nil
+	}
+	n := sort.Search(len(t.journal)-1, func(i int) bool { return t.journal[i].Seq > upTo })
+	if n > 0 {
+		// A fresh slice, so the trimmed entries' memory is let go.
+		t.journal = append([]Entry(nil), t.journal[n:]...)
+	}
+	return nil
+}
+
 // LastSeq implements Store.
 func (m *MemoryStore) LastSeq(_ context.Context, key ThreadKey) (int64, error) {
 	m.mu.Lock()

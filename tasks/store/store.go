@@ -64,6 +64,12 @@ type Thread struct {
 	// is active): a client that reuses it (CopilotKit's resume) gets a run
 	// whose ids differ from that run's.
 	LastRunID string `json:"lastRunId,omitempty"`
+	// JournalFrom is where the journal starts after compaction: entries
+	// up to it were finished runs' and are gone (0: nothing compacted).
+	// JournalBytes is the size of the events after it, as runs ending
+	// added theirs (an estimate, made exact by each compaction).
+	JournalFrom  int64 `json:"journalFrom,omitempty"`
+	JournalBytes int64 `json:"journalBytes,omitempty"`
 	// Principal is who created the thread (the authenticated caller; ""
 	// without auth): the record's copy of Key.Principal, which stores
 	// written before threads were keyed by principal read when they
@@ -264,6 +270,10 @@ type Store interface {
 	// written. Only a thread's active run appends, so its driver knows
 	// the numbers before the store does.
 	Append(ctx context.Context, key ThreadKey, entries ...Entry) error
+	// TrimJournal removes the journal's entries with Seq <= upTo, except
+	// the last entry, which always stays (the numbering goes on from it):
+	// the compaction of a long-lived thread's finished runs.
+	TrimJournal(ctx context.Context, key ThreadKey, upTo int64) error
 	// Read returns up to limit entries with Seq > after, oldest first.
 	Read(ctx context.Context, key ThreadKey, after int64, limit int) ([]Entry, error)
 	// LastSeq is the sequence number of the journal's last entry (0 when

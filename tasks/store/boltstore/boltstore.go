@@ -664,6 +664,36 @@ func appendIn(tx *bbolt.Tx, key ThreadKey, entries []Entry, vals [][]byte) error
 	return nil
 }
 
+// TrimJournal implements Store.
+func (s *BoltStore) TrimJournal(ctx context.Context, key ThreadKey, upTo int64) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	err := s.db.Update(func(tx *bbolt.Tx) error {
+		j := journalOf(tx, key)
+		if j == nil {
+			return nil
+		}
+		last, err := lastSeqIn(j)
+		if err != nil {
+			return err
+		}
+		end := seqKey(min(upTo, last-1))
+		c := j.Cursor()
+		// Deleting moves the cursor on to the next key: take First again.
+		for k, _ := c.First(); k != nil && bytes.Compare(k, end) <= 0; k, _ = c.First() {
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("tasks: trim journal %s: %w", key, err)
+	}
+	return nil
+}
+
 // Read implements Store.
 func (s *BoltStore) Read(ctx context.Context, key ThreadKey, after int64, limit int) ([]Entry, error) {
 	if err := ctx.Err(); err != nil {

@@ -1038,6 +1038,16 @@ if tip then return tip[1] end
 return false
 `)
 
+// trimScript is TrimJournal. KEYS: journal. ARGV: the lowest id to keep,
+// lowered to the last entry's so that one stays. It returns how many went.
+var trimScript = redis.NewScript(`
+local tip = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)[1]
+if not tip then return 0 end
+local keep = ARGV[1]
+if tonumber(string.match(keep, '^%d+')) > tonumber(string.match(tip[1], '^%d+')) then keep = tip[1] end
+return redis.call('XTRIM', KEYS[1], 'MINID', keep)
+`)
+
 // deleteScript is DeleteThread. KEYS: thread, active set, leases. ARGV: expected
 // version, active-set member. It returns 1, 0 on a conflict, -1 when no
 // thread is stored.
@@ -1268,6 +1278,19 @@ func (s *RedisStore) Append(ctx context.Context, key ThreadKey, entries ...Entry
 	}
 	if ok == 0 {
 		return ErrConflict
+	}
+	return nil
+}
+
+// TrimJournal implements Store: XTRIM MINID, exact, so nothing after upTo
+// goes, and never the stream's last entry (the script's bound), whose ID
+// the next XADD is checked against.
+func (s *RedisStore) TrimJournal(ctx context.Context, key ThreadKey, upTo int64) error {
+	if upTo < 1 {
+		return nil
+	}
+	if err := s.runScript(ctx, trimScript, []string{s.journalKey(key)}, seqID(upTo+1)).Err(); err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("tasks: redis: trim journal %s: %w", key, err)
 	}
 	return nil
 }

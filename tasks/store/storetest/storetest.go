@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -44,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"AppendConcurrent", testAppendConcurrent},
 		{"Read", testRead},
 		{"LastSeq", testLastSeq},
+		{"TrimJournal", testTrimJournal},
 		{"WaitReady", testWaitReady},
 		{"WaitWakes", testWaitWakes},
 		{"WaitCancel", testWaitCancel},
@@ -89,6 +91,8 @@ func sample(key store.ThreadKey) *store.Thread {
 		TaskState:      "working",
 		SeenMessageIDs: []string{"m1", "m2"},
 		LastRunID:      "run-0",
+		JournalFrom:    7,
+		JournalBytes:   4096,
 		Principal:      "alice",
 		Active: &store.ActiveRun{
 			RunID:           "run-1",
@@ -551,6 +555,42 @@ func testLastSeq(t *testing.T, s store.Store) {
 	appendEntries(t, s, k, entries("run-1", 4, 4)...)
 	if n := lastSeq(t, s, k); n != 4 {
 		t.Errorf("LastSeq = %d, want 4", n)
+	}
+}
+
+func testTrimJournal(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	k, other := key("t"), key("other")
+	if err := s.TrimJournal(ctx, k, 5); err != nil {
+		t.Fatalf("TrimJournal of a missing journal: %v", err)
+	}
+	appendEntries(t, s, k, entries("run-1", 1, 6)...)
+	appendEntries(t, s, other, entries("run-1", 1, 6)...)
+	if err := s.TrimJournal(ctx, k, 4); err != nil {
+		t.Fatalf("TrimJournal: %v", err)
+	}
+	if got := seqs(read(t, s, k, 0, 0)); !slices.Equal(got, []int64{5, 6}) {
+		t.Errorf("after trimming to 4, Read = %v, want [5 6]", got)
+	}
+	if got := seqs(read(t, s, other, 0, 0)); len(got) != 6 {
+		t.Errorf("another thread's journal was trimmed: %v", got)
+	}
+	// The last entry always stays, and the numbering goes on from it.
+	if err := s.TrimJournal(ctx, k, 100); err != nil {
+		t.Fatalf("TrimJournal past the end: %v", err)
+	}
+	if got := seqs(read(t, s, k, 0, 0)); !slices.Equal(got, []int64{6}) {
+		t.Errorf("after trimming past the end, Read = %v, want [6]", got)
+	}
+	if n := lastSeq(t, s, k); n != 6 {
+		t.Errorf("LastSeq after trimming = %d, want 6", n)
+	}
+	if err := s.Append(ctx, k, entries("run-2", 6, 6)...); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("Append reusing a number after trimming = %v, want ErrConflict", err)
+	}
+	appendEntries(t, s, k, entries("run-2", 7, 8)...)
+	if got := seqs(read(t, s, k, 0, 0)); !slices.Equal(got, []int64{6, 7, 8}) {
+		t.Errorf("after appending, Read = %v, want [6 7 8]", got)
 	}
 }
 

@@ -1,0 +1,107 @@
+package tasks
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/a2a-agui-bridge/bridge/agui"
+)
+
+// A long-lived thread's journal is bounded (AgentSpec.MaxThreadJournalBytes):
+// when a run ends with the thread's journal above the cap, the oldest
+// finished runs' events go, whole runs at a time, and never the latest
+// finished run or anything after it. It is cut to half the cap, so the
+// scan that finds the runs' ends is paid once per half a cap of new events,
+// not by every run that ends. What a thread's record holds (its
+// conversation, state, interrupts) is not in the journal and stays; only
+// the replay of old runs' events is lost, and a reader asking for it is
+// told so (replayFrom) rather than shown a gap.
+
+// replayFrom checks a replay of th's journal after the sequence number
+// after against its compaction: 0 (the whole journal) starts at what is
+// kept; a point inside what was dropped is an *Error journal_compacted
+// (410), since the reader would miss events it was never shown.
+func replayFrom(th *Thread, after int64) (int64, error) {
+	after = max(after, 0)
+	switch {
+	case after >= th.JournalFrom:
+		return after, nil
+	case after == 0:
+		return th.JournalFrom, nil
+	}
+	return 0, &Error{Code: agui.CodeJournalCompacted, Message: fmt.Sprintf(
+		"the events of thread %q up to %d were compacted (limits.maxThreadJournalBytes); read the thread, then its events after %d",
+		th.Key.ThreadID, th.JournalFrom, th.JournalFrom)}
+}
+
+// runEnd is where a finished run's events end in the journal, and the
+// bytes of events from the scan's start up to there.
+type runEnd struct {
+	seq   int64
+	bytes int64
+}
+
+// compactJournal drops the oldest finished runs' events from key's
+// journal until at most half of limit is left. It runs after a run's
+// release, off its readers' path; the record is updated before the
+// entries go, so a reader never starts inside a hole, and a trim that
+// fails leaves entries nobody is sent, which the next compaction removes.
+func (s *Service) compactJournal(key ThreadKey, limit int64) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 30*time.Second)
+	defer cancel()
+	th, err := s.store.GetThread(ctx, key)
+	if err != nil {
+		s.log.Warn("compact journal: read thread", "thread_id", key.ThreadID, "err", err)
+		return
+	}
+	var ends []runEnd
+	var total int64
+	for after := th.JournalFrom; ; {
+		entries, err := s.store.Read(ctx, key, after, readBatch)
+		if err != nil {
+			s.log.Warn("compact journal: read", "thread_id", key.ThreadID, "err", err)
+			return
+		}
+		if len(entries) == 0 {
+			break
+		}
+		for _, e := range entries {
+			total += int64(len(e.Event))
+			if e.Terminal {
+				ends = append(ends, runEnd{e.Seq, total})
+			}
+		}
+		after = entries[len(entries)-1].Seq
+	}
+	if len(ends) < 2 {
+		return // the latest finished run is always kept
+	}
+	cut := ends[len(ends)-2] // at most: everything before the latest run
+	for _, e := range ends[:len(ends)-1] {
+		if total-e.bytes <= limit/2 {
+			cut = e
+			break
+		}
+	}
+	_, written, err := s.updateThread(ctx, key, th, func(cur *Thread) bool {
+		if cut.seq <= cur.JournalFrom {
+			return false
+		}
+		// Runs that ended since the scan added theirs to the estimate.
+		cur.JournalBytes = total - cut.bytes + max(cur.JournalBytes-th.JournalBytes, 0)
+		cur.JournalFrom = cut.seq
+		return true
+	})
+	if err != nil || !written {
+		if err != nil {
+			s.log.Warn("compact journal: record", "thread_id", key.ThreadID, "err", err)
+		}
+		return
+	}
+	if err := s.store.TrimJournal(ctx, key, cut.seq); err != nil {
+		s.log.Warn("compact journal: trim", "thread_id", key.ThreadID, "err", err)
+		return
+	}
+	s.log.Info("journal compacted", "thread_id", key.ThreadID, "up_to", cut.seq, "dropped_bytes", cut.bytes, "kept_bytes", total-cut.bytes)
+}
