@@ -332,7 +332,7 @@ func (d *driver) setup() {
 	for _, e := range d.plan.prior {
 		_ = d.guard.Check(e) // what the journal holds is what clients hold
 	}
-	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.seq, d.svc.storeOutage, d.log, d.live.publish)
+	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.svc.storeOutage, d.log, d.live.publish)
 	d.out = d.body.setup()
 }
 
@@ -932,15 +932,15 @@ func (d *driver) emit(events []agui.Event) {
 		d.journal.add(entries[:n-1])
 		if err := d.journal.flush(); err != nil {
 			// The journal lost events: say so rather than end as if the
-			// run were whole, numbered right after what the store took
-			// (what was given up was never shown).
+			// run were whole. The end keeps its number, after the events
+			// given up: a write whose answer was lost may have landed, and
+			// the end must not collide with it (the journal then has a gap,
+			// or events no client was shown, before the end).
 			f := storeFailure()
 			if b, merr := agui.Marshal(f); merr == nil {
 				entries[n-1].Event = b
 				d.outcome, d.code = OutcomeError, f.Code
 			}
-			d.seq = d.journal.lastStored() + 1
-			entries[n-1].Seq = d.seq
 		}
 		d.finalize(entries[n-1])
 		return
@@ -958,11 +958,6 @@ func (d *driver) keepUp() {
 	}
 	if err != nil && !d.storeFailed && !d.out.Done() {
 		d.storeFailed = true
-		// Whatever is still queued is given up with the batch that failed
-		// (the journal takes nothing after a hole); the run's end follows
-		// the last stored event.
-		d.journal.flush()
-		d.seq = d.journal.lastStored()
 		f := storeFailure()
 		d.emit(d.out.Fail(f.Code, f.Message))
 	}

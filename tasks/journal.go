@@ -34,14 +34,12 @@ type journalWriter struct {
 	// hole and takes nothing more.
 	err error
 	// outage is how long a batch is retried against a failing store
-	// before it is given up (see append); storedSeq is the seq of the
-	// last entry the store took.
-	outage    time.Duration
-	storedSeq int64
+	// before it is given up (see append).
+	outage time.Duration
 }
 
-func newJournalWriter(ctx context.Context, store Store, key ThreadKey, after int64, outage time.Duration, log *slog.Logger, stored func([]Entry)) *journalWriter {
-	w := &journalWriter{store: store, key: key, log: log, ctx: ctx, stored: stored, outage: outage, storedSeq: after}
+func newJournalWriter(ctx context.Context, store Store, key ThreadKey, outage time.Duration, log *slog.Logger, stored func([]Entry)) *journalWriter {
+	w := &journalWriter{store: store, key: key, log: log, ctx: ctx, stored: stored, outage: outage}
 	w.cond = sync.NewCond(&w.mu)
 	return w
 }
@@ -77,15 +75,6 @@ func (w *journalWriter) progress() (pending int, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.pending), w.err
-}
-
-// lastStored is the seq of the last entry the store took. Once a batch
-// was lost, the run's end is numbered after it: the entries given up were
-// never shown, so the journal keeps no gap where a reader saw nothing.
-func (w *journalWriter) lastStored() int64 {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.storedSeq
 }
 
 // close waits for the last appends.
@@ -173,9 +162,6 @@ func (w *journalWriter) append(batch []Entry) {
 	w.mu.Lock()
 	if err != nil && w.err == nil {
 		w.err = err
-	}
-	if err == nil {
-		w.storedSeq = batch[len(batch)-1].Seq
 	}
 	w.mu.Unlock()
 	if err != nil {
