@@ -332,7 +332,7 @@ func (d *driver) setup() {
 	for _, e := range d.plan.prior {
 		_ = d.guard.Check(e) // what the journal holds is what clients hold
 	}
-	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.log, d.live.publish)
+	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.svc.storeOutage, d.log, d.live.publish)
 	d.out = d.body.setup()
 }
 
@@ -932,7 +932,10 @@ func (d *driver) emit(events []agui.Event) {
 		d.journal.add(entries[:n-1])
 		if err := d.journal.flush(); err != nil {
 			// The journal lost events: say so rather than end as if the
-			// run were whole.
+			// run were whole. The end keeps its number, after the events
+			// given up: a write whose answer was lost may have landed, and
+			// the end must not collide with it (the journal then has a gap,
+			// or events no client was shown, before the end).
 			f := storeFailure()
 			if b, merr := agui.Marshal(f); merr == nil {
 				entries[n-1].Event = b
@@ -962,7 +965,7 @@ func (d *driver) keepUp() {
 
 // storeFailure ends a run whose journal lost events.
 func storeFailure() *agui.RunError {
-	return &agui.RunError{Code: agui.CodeStoreUnavailable, Message: "the bridge could not store this run's events, so it stopped; the agent's task may go on",
+	return &agui.RunError{Code: agui.CodeStoreUnavailable, Message: "the bridge's store was unavailable for too long to record this run's events, so the run stopped; the agent's task may go on",
 		Base: agui.Base{Timestamp: time.Now().UnixMilli()}}
 }
 
@@ -1034,11 +1037,12 @@ func (d *driver) finalize(terminal ...Entry) {
 		cancel()
 	}
 	var journalBytes int64
-	released := d.svc.release(d.thread, func(th *Thread) {
+	update := func(th *Thread) {
 		d.body.record(th, interrupts)
 		th.JournalBytes += d.journaled
 		journalBytes = th.JournalBytes
-	}, terminal...)
+	}
+	released, storeErr := d.svc.releaseErr(d.thread, update, terminal...)
 	// Reported before readers get the terminal event: a client that scrapes
 	// /metrics once its stream ended sees the run.
 	d.observeEnd("", "")
@@ -1052,8 +1056,48 @@ func (d *driver) finalize(terminal ...Entry) {
 		// The store refused the release: readers still need the run's end,
 		// from the journal if it takes it, else from here.
 		d.journal.add(terminal)
-		if d.journal.flush() != nil {
+		journaled := d.journal.flush() == nil
+		if !journaled {
 			d.live.publish(terminal)
+		}
+		if storeErr != nil {
+			if journaled {
+				terminal = nil
+			}
+			d.releaseLater(update, terminal)
+		}
+	case storeErr != nil:
+		d.releaseLater(update, nil)
+	}
+}
+
+// releaseLater retries the release of a run the store refused to release
+// (it is out), until the store takes it, another instance adopted the
+// run, or the bridge stops. Meanwhile the thread stays busy, as it is in
+// the store; once the store is back the run's end — terminal, if the
+// journal did not take it: the RUN_ERROR readers were shown from memory —
+// is journaled with the release in one write, so the journal ends as the
+// readers' streams did, nothing is half-written, and the thread takes
+// its next run without a restart.
+//
+// It retries every releaseRetryMax at most, a fraction of lapseGrace, so
+// after an outage that outlasted the lease this instance releases the run
+// before another could adopt it (see takeOver) and continue a run whose
+// clients were told it ended.
+func (d *driver) releaseLater(update func(*Thread), terminal []Entry) {
+	for wait := appendRetryFirst; ; wait = min(2*wait, d.svc.releaseRetryMax()) {
+		select {
+		case <-d.svc.stopScan:
+			// Shutting down: the thread stays active for the next
+			// process (exclusive store) or an adopter (shared).
+			d.log.Warn("the store never took the end of this run before the shutdown; the thread stays busy until it is taken over")
+			return
+		case <-time.After(wait):
+		}
+		released, err := d.svc.releaseErr(d.thread, update, terminal...)
+		if released || err == nil {
+			d.log.Info("the store is back: the run's end is stored and its thread released", "released", released)
+			return
 		}
 	}
 }

@@ -33,10 +33,13 @@ type journalWriter struct {
 	// err is the failure that lost a batch, after which the journal has a
 	// hole and takes nothing more.
 	err error
+	// outage is how long a batch is retried against a failing store
+	// before it is given up (see append).
+	outage time.Duration
 }
 
-func newJournalWriter(ctx context.Context, store Store, key ThreadKey, log *slog.Logger, stored func([]Entry)) *journalWriter {
-	w := &journalWriter{store: store, key: key, log: log, ctx: ctx, stored: stored}
+func newJournalWriter(ctx context.Context, store Store, key ThreadKey, outage time.Duration, log *slog.Logger, stored func([]Entry)) *journalWriter {
+	w := &journalWriter{store: store, key: key, log: log, ctx: ctx, stored: stored, outage: outage}
 	w.cond = sync.NewCond(&w.mu)
 	return w
 }
@@ -94,10 +97,25 @@ func (w *journalWriter) run() {
 	}
 }
 
-// append writes a batch, retrying a failing store a few times: a lost
-// batch may hold events readers were shown. After that the run fails
-// (the driver checks progress) rather than go on with a hole in its
-// journal.
+// Retry pacing of a failing store: the first retry soon (a lost
+// connection is usually redialled at once), then doubling to at most
+// appendRetryMax, so that a store back from an outage is used within a
+// second of its return.
+const (
+	appendRetryFirst = 50 * time.Millisecond
+	appendRetryMax   = time.Second
+	appendTimeout    = 10 * time.Second
+)
+
+// append writes a batch, retrying a failing store until w.outage has
+// passed since the first failure: a Redis restart or a failover takes
+// seconds, and a run that waits them out loses nothing — the client is
+// shown nothing meanwhile, since it is shown only what the store took, and
+// the driver, held back by maxPending, reads the agent no further ahead.
+// After that the batch is given up and the run fails (the driver checks
+// progress) rather than go on with a hole in its journal. w.outage is well
+// inside the run's lease (Options.StoreOutage), so a run that rides an
+// outage out still owns its thread when the store is back.
 func (w *journalWriter) append(batch []Entry) {
 	w.mu.Lock()
 	lost := w.err != nil
@@ -106,15 +124,22 @@ func (w *journalWriter) append(batch []Entry) {
 		return // the journal already has a hole; the run is failing
 	}
 	var err error
-	for attempt, wait := 0, 50*time.Millisecond; attempt < 3; attempt, wait = attempt+1, wait*4 {
-		if attempt > 0 {
-			time.Sleep(wait)
+	var giveUp time.Time
+	failed := false
+	for wait := appendRetryFirst; ; wait = min(2*wait, appendRetryMax) {
+		timeout := appendTimeout
+		if failed {
+			// No attempt outlives the outage budget by much: a store that
+			// hangs (a paused or partitioned Redis) fails the run as late
+			// as one that refuses connections.
+			timeout = max(min(timeout, time.Until(giveUp)), 100*time.Millisecond)
 		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), timeout)
 		err = w.store.Append(ctx, w.key, batch...)
-		if errors.Is(err, ErrConflict) && attempt > 0 {
-			// An attempt that timed out may have been written after all:
-			// the batch is in if the journal reaches its last number.
+		if errors.Is(err, ErrConflict) && failed {
+			// An attempt that failed may have been written after all (a
+			// timeout, a connection lost after the write): the batch is
+			// in if the journal reaches its last number.
 			if last, lerr := w.store.LastSeq(ctx, w.key); lerr == nil && last >= batch[len(batch)-1].Seq {
 				err = nil
 			}
@@ -123,6 +148,16 @@ func (w *journalWriter) append(batch []Entry) {
 		if err == nil || errors.Is(err, ErrConflict) {
 			break
 		}
+		if !failed {
+			failed, giveUp = true, time.Now().Add(w.outage)
+			w.log.Warn("journal append failed; retrying while the store is out", "entries", len(batch), "for", w.outage, "err", err)
+		}
+		if !time.Now().Add(wait).Before(giveUp) {
+			break
+		}
+		// Not cut short by the bridge stopping: what a reader was about
+		// to be shown is worth the budget, which bounds the wait.
+		time.Sleep(wait)
 	}
 	w.mu.Lock()
 	if err != nil && w.err == nil {
@@ -130,8 +165,11 @@ func (w *journalWriter) append(batch []Entry) {
 	}
 	w.mu.Unlock()
 	if err != nil {
-		w.log.Error("journal append failed; the run stops", "entries", len(batch), "err", err)
+		w.log.Error("journal append failed for the whole outage budget; the run stops", "entries", len(batch), "err", err)
 		return
+	}
+	if failed {
+		w.log.Info("the store took the journal again; the run goes on", "entries", len(batch))
 	}
 	if w.stored != nil {
 		w.stored(batch)

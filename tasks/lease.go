@@ -70,6 +70,7 @@ func (s *Service) adoptLapsed() {
 		s.log.Warn("lease scan", "err", err)
 		return
 	}
+	s.forgetLapsed(keys)
 	for _, key := range keys {
 		if _, err := s.takeOver(ctx, key); err != nil && !errors.Is(err, ErrShuttingDown) {
 			s.log.Error("adopt run", "agent", key.Agent, "thread_id", key.ThreadID, "err", err)
@@ -104,17 +105,28 @@ func (s *Service) adoptSoon(key ThreadKey) {
 // (this one could not renew in time), the run stops with errLeaseLost.
 func (d *driver) keepLease(stop context.CancelCauseFunc) {
 	defer d.leasing.Done()
-	tick := time.NewTicker(d.svc.lease / 3)
-	defer tick.Stop()
+	next := d.svc.lease / 3
 	for {
+		t := time.NewTimer(next)
 		select {
 		case <-d.finishing:
+			t.Stop()
 			return
 		case <-d.svc.ctx.Done():
+			t.Stop()
 			return
-		case <-tick.C:
+		case <-t.C:
 		}
-		if !d.renew() {
+		ours, failed := d.renew()
+		// After a failed renewal (the store is out) try again soon rather
+		// than a third of a lease later: a run that rode an outage out
+		// (Options.StoreOutage, half a lease) must renew as soon as the
+		// store is back, before what is left of its lease runs out.
+		next = d.svc.lease / 3
+		if failed {
+			next = d.svc.releaseRetryMax()
+		}
+		if !ours {
 			d.mu.Lock()
 			released := d.phase.threadReleased()
 			d.leaseLost = !released
@@ -130,13 +142,12 @@ func (d *driver) keepLease(stop context.CancelCauseFunc) {
 }
 
 // renew extends the lease; it returns false once the run is no longer this
-// instance's. A store error keeps the lease as it is: the next tick tries
-// again, and a lease that lapses meanwhile is adopted, as it should be when
-// this instance cannot reach the store.
-func (d *driver) renew() bool {
+// instance's. A store error keeps the lease as it is (failed): the next
+// tick tries again, and a lease that lapses meanwhile is adopted, as it
+// should be when this instance cannot reach the store.
+func (d *driver) renew() (ours, failed bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), d.svc.lease/3)
 	defer cancel()
-	ours := false
 	cur, _, err := d.svc.updateThread(ctx, d.thread.Key, nil, func(cur *Thread) bool {
 		ours = d.svc.owns(cur, d.in.RunID)
 		if ours {
@@ -146,17 +157,108 @@ func (d *driver) renew() bool {
 	})
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return false
+		return false, false
 	case err != nil:
-		if !errors.Is(err, ErrConflict) {
+		failed = !errors.Is(err, ErrConflict)
+		if failed {
 			d.log.Warn("renew lease", "err", err)
 		}
-		return true
+		return true, failed
 	case !ours:
-		return false
+		return false, false
 	}
 	d.noticeCancel(ctx, cur)
-	return true
+	return true, false
+}
+
+// releaseRetryMax is the longest pause between a run's attempts to renew
+// its lease or to release its thread while the store is out: an eighth
+// of a lease, well below the adoption grace (lapseGrace), so that an
+// instance that is alive always writes before another adopts its run.
+func (s *Service) releaseRetryMax() time.Duration {
+	if s.lease > 0 {
+		return max(min(appendRetryMax, s.lease/8), appendRetryFirst)
+	}
+	return appendRetryMax
+}
+
+// lapseGrace is how long a run's record must stay unchanged with its
+// lease lapsed before another instance adopts it. A lapsed lease means
+// the owner died — or that the store was out for longer than a lease, and
+// the owner, alive, is about to write (renew, or release a run it ended
+// with store_unavailable). The grace gives it that chance: it retries
+// every releaseRetryMax, a fraction of the grace, so its write changes the
+// record's version first and the adoption is called off. A dead owner's
+// run is adopted lapseGrace later than without it.
+func (s *Service) lapseGrace() time.Duration { return s.lease / 4 }
+
+// lapsedLongEnough reports whether key's record, at version, has been
+// seen with its lease lapsed for lapseGrace; otherwise it remembers the
+// sighting and says how long is left, after which the caller looks again.
+func (s *Service) lapsedLongEnough(key ThreadKey, version int64) (bool, time.Duration) {
+	s.lapsedMu.Lock()
+	defer s.lapsedMu.Unlock()
+	seen, ok := s.lapsed[key]
+	if !ok || seen.version != version {
+		seen = lapsedSighting{version: version, at: time.Now()}
+		s.lapsed[key] = seen
+	}
+	if left := s.lapseGrace() - time.Since(seen.at); left > 0 {
+		return false, left
+	}
+	delete(s.lapsed, key)
+	return true, 0
+}
+
+// adoptAfter tries to adopt key's run again after wait (the rest of its
+// lapseGrace) rather than at the next scan, so that the grace delays the
+// adoption of a dead instance's run by itself only.
+func (s *Service) adoptAfter(key ThreadKey, wait time.Duration) {
+	s.mu.Lock()
+	closing := s.closing
+	if !closing {
+		s.wg.Add(1) // Close waits for it
+	}
+	s.mu.Unlock()
+	if closing {
+		return
+	}
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-s.stopScan:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
+		defer cancel()
+		if _, err := s.takeOver(ctx, key); err != nil && !errors.Is(err, ErrShuttingDown) {
+			s.log.Error("adopt run", "agent", key.Agent, "thread_id", key.ThreadID, "err", err)
+		}
+	}()
+}
+
+// forgetLapsed drops the sightings of threads a scan no longer lists.
+func (s *Service) forgetLapsed(listed []ThreadKey) {
+	keep := make(map[ThreadKey]bool, len(listed))
+	for _, k := range listed {
+		keep[k] = true
+	}
+	s.lapsedMu.Lock()
+	defer s.lapsedMu.Unlock()
+	for k := range s.lapsed {
+		if !keep[k] {
+			delete(s.lapsed, k)
+		}
+	}
+}
+
+// lapsedSighting is when a scan first saw a record's lease lapsed.
+type lapsedSighting struct {
+	version int64
+	at      time.Time
 }
 
 // noticeCancel takes a cancel request another instance recorded on the

@@ -109,6 +109,14 @@ type Options struct {
 	// cancelled (CancelTask's answer) waits for the agent's own stream to
 	// say so before ending cancelled by itself. Default 2s.
 	CancelGrace time.Duration
+	// StoreOutage is how long a run waits for a failing store to take its
+	// events before it ends with RUN_ERROR store_unavailable; meanwhile
+	// its clients are shown nothing new and its agent is read no further
+	// ahead than maxPending events. Default: Lease/2 where leases are in
+	// force — well inside the lease, so a run that rides an outage out
+	// still owns its thread when the store is back and renews at once —
+	// else 10s.
+	StoreOutage time.Duration
 	// Lease, when positive and the store is shared (not ExclusiveStore),
 	// makes every run hold a lease on its thread that its driver renews
 	// every Lease/3. The Service scans for runs whose lease lapsed (their
@@ -174,6 +182,12 @@ type Service struct {
 	lease    time.Duration
 	stopScan chan struct{}
 	scanDone chan struct{}
+	// storeOutage is Options.StoreOutage with its default.
+	storeOutage time.Duration
+	// lapsed holds, per thread, when and at which record version its
+	// lease was first seen lapsed (see lapsedLongEnough).
+	lapsedMu sync.Mutex
+	lapsed   map[ThreadKey]lapsedSighting
 	// tracer is Options.Tracer, or one that records nothing.
 	tracer trace.Tracer
 	// admission is Options.Admission (nil: no cap).
@@ -202,6 +216,14 @@ func NewService(opt Options) *Service {
 	if !opt.ExclusiveStore && opt.Lease > 0 {
 		s.lease = opt.Lease
 	}
+	s.storeOutage = opt.StoreOutage
+	if s.storeOutage <= 0 {
+		s.storeOutage = 10 * time.Second
+		if s.lease > 0 {
+			s.storeOutage = s.lease / 2
+		}
+	}
+	s.lapsed = make(map[ThreadKey]lapsedSighting)
 	if s.tracer == nil {
 		s.tracer = noTracer
 	}
@@ -633,6 +655,13 @@ func reconciled(thread, request []agui.Message) ([]agui.Message, bool) {
 // deleted again, so a rejected request leaves nothing behind. It reports
 // whether the entries were journaled.
 func (s *Service) release(th *Thread, update func(*Thread), entries ...Entry) bool {
+	released, _ := s.releaseErr(th, update, entries...)
+	return released
+}
+
+// releaseErr is release that also returns the store's failure (nil when
+// the thread was released, or was not this run's to release any more).
+func (s *Service) releaseErr(th *Thread, update func(*Thread), entries ...Entry) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 10*time.Second)
 	defer cancel()
 	released := false
@@ -657,8 +686,9 @@ func (s *Service) release(th *Thread, update func(*Thread), entries ...Entry) bo
 	})
 	if err != nil && !released && !errors.Is(err, ErrConflict) {
 		s.log.Error("release thread", "thread_id", th.Key.ThreadID, "agent", th.Key.Agent, "err", err)
+		return false, err
 	}
-	return released
+	return released, nil
 }
 
 // register records d as the run this process drives on its thread, until

@@ -483,7 +483,7 @@ func TestLostTerminalDoesNotHang(t *testing.T) {
 	t.Parallel()
 	agent := &scriptedAgent{streaming: true, stream: []scripted{{ev: &a2a.Message{ID: "m", Role: a2a.RoleAgent,
 		Parts: []*a2a.Part{a2a.NewTextPart("ok")}}}}}
-	svc := NewService(Options{Store: failingStore{MemoryStore: store.NewMemoryStore()}, Agents: []AgentSpec{{Name: "a",
+	svc := NewService(Options{Store: failingStore{MemoryStore: store.NewMemoryStore()}, StoreOutage: 100 * time.Millisecond, Agents: []AgentSpec{{Name: "a",
 		Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
 	defer svc.Close(t.Context())
 	run := must(svc.StartRun(t.Context(), "a", input("th", "r1")))
@@ -508,7 +508,7 @@ func TestStoreFailureFailsTheRun(t *testing.T) {
 	t.Parallel()
 	agent := &scriptedAgent{streaming: true, stream: []scripted{{ev: &a2a.Message{ID: "m", Role: a2a.RoleAgent,
 		Parts: []*a2a.Part{a2a.NewTextPart("ok")}}}}}
-	svc := NewService(Options{Store: failingStore{MemoryStore: store.NewMemoryStore(), failAll: true}, Agents: []AgentSpec{{Name: "a",
+	svc := NewService(Options{Store: failingStore{MemoryStore: store.NewMemoryStore(), failAll: true}, StoreOutage: 100 * time.Millisecond, Agents: []AgentSpec{{Name: "a",
 		Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
 	defer svc.Close(t.Context())
 	// The claim itself is a PutThread, which this store still takes.

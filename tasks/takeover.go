@@ -65,6 +65,14 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 	if th.Active == nil || (!s.stale(th) && !s.leaseLapsed(th)) {
 		return false, nil
 	}
+	if !s.stale(th) {
+		// Not before its owner had lapseGrace to write: it may be alive
+		// and only cut off from the store for longer than the lease.
+		if ok, wait := s.lapsedLongEnough(key, th.Version); !ok {
+			s.adoptAfter(key, wait)
+			return false, nil
+		}
+	}
 	// An agent this process's config does not have (removed by a reload,
 	// or only in another instance's config) cannot be driven from here:
 	// leave the run to an instance that has it.

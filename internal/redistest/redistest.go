@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -33,6 +34,9 @@ type Server struct {
 	drained  chan struct{}
 	stopOnce sync.Once
 	log      *logTail
+	// bin, dir and args are what Restart starts again.
+	bin, dir string
+	args     []string
 }
 
 // Start starts redis-server in dir with no persistence and extra
@@ -46,7 +50,13 @@ func Start(ctx context.Context, dir string, extra ...string) (*Server, error) {
 	}
 	var errs []error
 	for range 3 {
-		s, err := start(ctx, bin, dir, extra)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		s, err := start(ctx, bin, dir, port, extra)
 		if err == nil {
 			return s, nil
 		}
@@ -55,13 +65,18 @@ func Start(ctx context.Context, dir string, extra ...string) (*Server, error) {
 	return nil, errors.Join(errs...)
 }
 
-func start(ctx context.Context, bin, dir string, extra []string) (*Server, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+// Restart starts a new redis-server on the port, directory and arguments
+// of s, which must have been killed: a Redis restart as clients see it,
+// the same address refusing connections and then answering again. The
+// new server has what s persisted, which is nothing unless Start was
+// given persistence (e.g. "--appendonly", "yes", "--appendfsync",
+// "always": every acknowledged write survives a SIGKILL).
+func (s *Server) Restart(ctx context.Context) (*Server, error) {
+	return start(ctx, s.bin, s.dir, s.Port, s.args)
+}
+
+func start(ctx context.Context, bin, dir string, port int, extra []string) (*Server, error) {
+	given := extra
 	var args []string
 	if len(extra) > 0 && !strings.HasPrefix(extra[0], "--") {
 		args, extra = append(args, extra[0]), extra[1:] // the config file
@@ -79,7 +94,8 @@ func start(ctx context.Context, bin, dir string, extra []string) (*Server, error
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start redis-server: %w", err)
 	}
-	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, cmd: cmd, drained: make(chan struct{}), log: &logTail{}}
+	s := &Server{Addr: "127.0.0.1:" + strconv.Itoa(port), Port: port, cmd: cmd, drained: make(chan struct{}), log: &logTail{},
+		bin: bin, dir: dir, args: given}
 	ready := make(chan struct{})
 	go func() {
 		defer close(s.drained)
@@ -114,6 +130,15 @@ func (s *Server) Kill() {
 		_ = s.cmd.Wait()
 	})
 }
+
+// Pause stops the server (SIGSTOP) without closing anything: clients'
+// connections stay open and their commands go unanswered, as when Redis
+// is unreachable behind a partition, until Resume (SIGCONT), when it
+// answers what they sent meanwhile.
+func (s *Server) Pause() error { return s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume continues a paused server.
+func (s *Server) Resume() error { return s.cmd.Process.Signal(syscall.SIGCONT) }
 
 // Log is the server's last log lines.
 func (s *Server) Log() string { return s.log.String() }

@@ -55,6 +55,13 @@ type BoltStore struct {
 	group      []*appendRequest
 	committing bool
 
+	// writeErr is the failure of the last write transaction (nil once
+	// one succeeds): Ping reports it, so readiness says the store cannot
+	// take writes (a full disk, an unwritable file) even though reads,
+	// all Ping would otherwise try, still work.
+	writeMu  sync.Mutex
+	writeErr error
+
 	mu      sync.Mutex
 	waiters map[ThreadKey]*boltWaiters // keys with a Wait in progress
 	closed  bool
@@ -86,6 +93,8 @@ var (
 	// bucketInterrupts maps an interrupt id to its thread's key.
 	bucketInterrupts = []byte("interrupts")
 	keyFormat        = []byte("format")
+	// keyProbe (in meta) is rewritten by Ping's write probe.
+	keyProbe = []byte("probe")
 )
 
 // Journal entries are stored compactly, since every streamed chunk is
@@ -409,7 +418,7 @@ func (s *BoltStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries 
 	}
 	vals := encodeEntries(entries)
 	k := boltKey(th.Key)
-	err = s.db.Update(func(tx *bbolt.Tx) error {
+	err = s.update(func(tx *bbolt.Tx) error {
 		threads, err := principalIn(tx.Bucket(bucketThreads), th.Key.Principal, true)
 		if err != nil {
 			return err
@@ -512,7 +521,7 @@ func (s *BoltStore) DeleteThread(ctx context.Context, key ThreadKey, version int
 		return err
 	}
 	k := boltKey(key)
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(func(tx *bbolt.Tx) error {
 		threads, _ := principalIn(tx.Bucket(bucketThreads), key.Principal, false)
 		if threads == nil || threads.Get(k) == nil {
 			return ErrNotFound
@@ -588,7 +597,7 @@ func (s *BoltStore) commitGroups() {
 		}
 		s.groupMu.Unlock()
 		failed := make([]error, len(group))
-		err := s.db.Update(func(tx *bbolt.Tx) error {
+		err := s.update(func(tx *bbolt.Tx) error {
 			for i, r := range group {
 				failed[i] = appendIn(tx, r.key, r.entries, r.vals)
 				if failed[i] != nil && !errors.Is(failed[i], ErrConflict) {
@@ -811,7 +820,7 @@ func (s *BoltStore) IndexInterrupt(ctx context.Context, id string, key ThreadKey
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(func(tx *bbolt.Tx) error {
 		b, err := principalIn(tx.Bucket(bucketInterrupts), key.Principal, true)
 		if err != nil {
 			return err
@@ -854,7 +863,30 @@ func (s *BoltStore) InterruptThread(ctx context.Context, principal, id string) (
 	return key, nil
 }
 
-// Ping implements Store.
+// update runs a write transaction and remembers how it went (writeErr).
+// ErrConflict and ErrNotFound are answers, not failures: the transaction
+// wrote nothing and says nothing about the disk.
+func (s *BoltStore) update(fn func(*bbolt.Tx) error) error {
+	err := s.db.Update(fn)
+	if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+		return err
+	}
+	s.writeMu.Lock()
+	s.writeErr = err
+	s.writeMu.Unlock()
+	return err
+}
+
+// probeSize is what Ping writes beside the file while writes fail: about
+// a group commit of a busy moment, so a disk with a few free blocks does
+// not pass for one that can take the runs' journals again.
+const probeSize = 64 << 10
+
+// Ping implements Store. It reads the file; and while the last write
+// failed it probes whether writes work again — probeSize bytes written
+// and synced in a file beside the store, then a write transaction — so
+// that readiness turns back to ready once space is freed or the file
+// is writable again, even if no run writes meanwhile.
 func (s *BoltStore) Ping(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -868,7 +900,43 @@ func (s *BoltStore) Ping(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("tasks: ping bolt store %s: %w", s.path, err)
 	}
+	s.writeMu.Lock()
+	failing := s.writeErr != nil
+	s.writeMu.Unlock()
+	if !failing {
+		return nil
+	}
+	if err := s.probe(); err != nil {
+		return fmt.Errorf("tasks: bolt store %s cannot take writes: %w", s.path, err)
+	}
 	return nil
+}
+
+// probe tries a write beside the file and one in it; the second records
+// its outcome in writeErr as every write does.
+func (s *BoltStore) probe() error {
+	name := s.path + ".probe"
+	err := func() error {
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if _, err := f.Write(make([]byte, probeSize)); err != nil {
+			return err
+		}
+		return f.Sync()
+	}()
+	_ = os.Remove(name)
+	if err != nil {
+		s.writeMu.Lock()
+		s.writeErr = err
+		s.writeMu.Unlock()
+		return err
+	}
+	return s.update(func(tx *bbolt.Tx) error {
+		return tx.Bucket(bucketMeta).Put(keyProbe, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+	})
 }
 
 // Close ends every Wait and closes the file, after bbolt lets running

@@ -74,6 +74,10 @@ type RedisStore struct {
 	waitTimeout  time.Duration
 
 	waits *redisWaits
+	// pinger is Ping's own client (one connection, commands bounded by
+	// their context), so readiness answers within its deadline even when
+	// Redis hangs and the writes hold every connection of client.
+	pinger redis.UniversalClient
 
 	closeOnce sync.Once
 	closeErr  error
@@ -214,6 +218,9 @@ func OpenRedis(ctx context.Context, target RedisTarget, opts RedisOptions) (*Red
 	// that breaks is replaced anyway.
 	waitClient := conn.open(func(p *redisPool) {
 		p.size, p.minIdle, p.maxIdle, p.noMaintNotifications, p.nameSuffix = opts.MaxWaitConns, 0, 4, true, "-wait"
+	})
+	s.pinger = conn.open(func(p *redisPool) {
+		p.maxRetries, p.contextTimeouts, p.size, p.minIdle, p.maxIdle, p.noMaintNotifications, p.nameSuffix = -1, true, 1, 0, 1, true, "-ping"
 	})
 	// Wake streams are per process: another bridge's kicks must not end
 	// this one's XREADs. On a Cluster one XREAD names the journals of one
@@ -1421,7 +1428,7 @@ func (s *RedisStore) InterruptThread(ctx context.Context, principal, id string) 
 
 // Ping implements Store.
 func (s *RedisStore) Ping(ctx context.Context) error {
-	if err := s.client.Ping(ctx).Err(); err != nil {
+	if err := s.pinger.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("tasks: redis: ping %s: %w", s.addr, err)
 	}
 	return nil
@@ -1432,7 +1439,7 @@ func (s *RedisStore) Ping(ctx context.Context) error {
 func (s *RedisStore) Close() error {
 	s.closeOnce.Do(func() {
 		werr := s.waits.close()
-		if err := errors.Join(werr, s.client.Close()); err != nil {
+		if err := errors.Join(werr, s.client.Close(), s.pinger.Close()); err != nil {
 			s.closeErr = fmt.Errorf("tasks: redis: close store at %s: %w", s.addr, err)
 		}
 	})
