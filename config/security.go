@@ -134,8 +134,9 @@ type Limits struct {
 	// agents send (counted as for maxEventBytes) and the AG-UI events it
 	// journals count against it, so an agent that never stops costs at
 	// most this much memory and journal. Crossing it ends the run with
-	// RUN_ERROR run_too_large and cancels the A2A task(s). Default
-	// 33554432 (32 MiB). Must be > 0.
+	// RUN_ERROR run_too_large and cancels the A2A task(s). It also bounds
+	// the conversation a thread's record keeps (its newest whole messages
+	// within it). Default 33554432 (32 MiB). Must be > 0.
 	MaxRunBytes int64 `yaml:"maxRunBytes"`
 
 	// MaxThreadJournalBytes caps a thread's journal, in bytes of events:

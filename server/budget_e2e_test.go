@@ -89,8 +89,14 @@ func TestRunBudget(t *testing.T) {
 		t.Errorf("the first run journaled %d bytes; the budget is %d", journaled, budget)
 	}
 
-	// The agent's own record of the tasks: cancelled, not left working.
+	// The thread's record keeps the newest of its conversation within the
+	// budget (the second answer), not every answer whole.
 	view := b.do(t, http.MethodGet, "/agents/endless/threads/th-endless", "", nil)
+	if n := len(view.body); n > budget*3/2 {
+		t.Errorf("the thread's record is %d bytes after two runs of a %d-byte budget; want about one run's", n, budget)
+	}
+
+	// The agent's own record of the tasks: cancelled, not left working.
 	var th struct {
 		Task struct {
 			ID string `json:"id"`

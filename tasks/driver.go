@@ -1117,7 +1117,7 @@ func (s soloRun) record(th *Thread, interrupts []mapping.PendingInterrupt) {
 	if d.plan.resume != nil {
 		th.Resolved = appendResolved(th.Resolved, d.plan.resume.resolved)
 	}
-	th.Messages = d.tr.Conversation()
+	th.Messages = recentMessages(d.tr.Conversation(), d.spec.MaxRunBytes)
 	if !d.stateRejected {
 		th.State = d.tr.State()
 		th.StateVersion = d.tr.StateVersion()

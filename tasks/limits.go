@@ -127,6 +127,34 @@ func stateTooLarge(name string, limit int, out []agui.Event, state func() json.R
 	return "", ""
 }
 
+// recentMessages is the newest part of a conversation that a thread's
+// record keeps: whole messages, newest first, while their JSON fits in
+// limit (AgentSpec.MaxRunBytes; zero: all), at least the last one, and no
+// tool result left without its call. The record is rewritten at every
+// step of every run and the conversation opens each run of a client that
+// sends only its new message (MESSAGES_SNAPSHOT), so a thread that kept
+// every answer whole would cost each run more than the last: bounded, a
+// long-lived thread costs the same at its thousandth run as at its tenth.
+// A client that keeps its own history loses nothing (it is not sent a
+// snapshot while it holds every message the record does).
+func recentMessages(msgs []agui.Message, limit int64) []agui.Message {
+	if limit <= 0 || len(msgs) < 2 {
+		return msgs
+	}
+	first, size := len(msgs)-1, int64(0)
+	for i := len(msgs) - 1; i >= 0; i-- {
+		b, err := json.Marshal(msgs[i])
+		if size += int64(len(b)); err != nil || size > limit && i < len(msgs)-1 {
+			break
+		}
+		first = i
+	}
+	for first < len(msgs)-1 && msgs[first].Role == agui.RoleTool {
+		first++
+	}
+	return msgs[first:]
+}
+
 func isStateEvent(e agui.Event) bool {
 	t := e.Type()
 	return t == agui.EventStateSnapshot || t == agui.EventStateDelta

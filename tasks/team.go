@@ -676,7 +676,7 @@ func (t *teamRun) record(th *Thread, interrupts []mapping.PendingInterrupt) {
 	if t.d.plan.resume != nil {
 		th.Resolved = appendResolved(th.Resolved, t.d.plan.resume.resolved)
 	}
-	th.Messages = t.tm.Conversation()
+	th.Messages = recentMessages(t.tm.Conversation(), t.d.spec.MaxRunBytes)
 	if !t.d.stateRejected {
 		th.State = t.tm.State()
 		th.StateVersion = t.tm.StateVersion()
