@@ -406,7 +406,10 @@ func (a *abuser) endlessRun(ctx context.Context, thread string, n int, stall boo
 	a.finish(ctx, thread, t, started)
 	// The next run of the thread once this one is over: at once when it
 	// ended as the stream said.
-	_ = a.waitAtRest(ctx, thread, time.Now().Add(a.s.endlessTimeout+restSlack))
+	if err := a.waitAtRest(ctx, thread, time.Now().Add(a.s.endlessTimeout+restSlack)); err != nil && ctx.Err() == nil {
+		// Named here, so that the next run's 409 is not the first sign.
+		a.violate("endless: not at rest after its end", fmt.Sprintf("%s after %.1f s: %v", thread, time.Since(started).Seconds(), err))
+	}
 }
 
 // finish waits for an endless run whose reader left before its end, reads
@@ -479,7 +482,7 @@ func (a *abuser) waitAtRest(ctx context.Context, thread string, deadline time.Ti
 		switch {
 		case resp.StatusCode == http.StatusTooManyRequests:
 		case resp.StatusCode != http.StatusOK || err != nil:
-			return fmt.Errorf("poll: status %d, %v", resp.StatusCode, err)
+			return fmt.Errorf("poll %s: status %d, %v", thread, resp.StatusCode, err)
 		case p.Done:
 			return nil
 		}
