@@ -26,10 +26,13 @@
 //   - team.go, route.go: team runs; resume.go: interrupts and resumes;
 //     takeover.go, lease.go: runs continued after a restart or adopted from
 //     a dead instance; follow.go: sign-in streams kept for the resume;
-//     journal.go, live.go, run.go: the journal writer and its readers;
+//     journal.go, live.go, run.go: the journal writer (which rides out a
+//     store outage within Options.StoreOutage) and its readers, event by
+//     event or batch by batch;
 //   - threads.go: the thread snapshot and cancel; errors.go, limits.go,
-//     observe.go: typed errors (codes from agui's table), per-run limits,
-//     the observer hooks.
+//     observe.go: typed errors (codes from agui's table), per-run limits
+//     (the run budget, the conversation a record keeps), the observer
+//     hooks; compact.go: bounded thread journals.
 //
 // Concurrency contract: Service.StartRun may be called concurrently. Every
 // run is driven by one goroutine owned by the Service, on a context tied to

@@ -6,10 +6,12 @@
 // {"error":{"code","message"}}; after the first byte of the stream every
 // failure is a RUN_ERROR written by the run itself. The handler knows
 // nothing of A2A or of stores: it depends on the small Runner and Catalog
-// interfaces, and reads a run's events as an iterator that it turns into a
-// channel in exactly one place (pump), where keep-alive ticks and the
-// client's disconnect are selected on. A client that disconnects stops only
-// its own copy of the stream, never the run.
+// interfaces, and reads a run's events as an iterator. An SSE stream is read
+// and written on one goroutine, a batch of stored events per write (sse.go);
+// a WebSocket connection carries several streams, so each feeds the
+// connection's bounded queue and one writer drains it (stream.go, ws.go). A
+// client that disconnects stops only its own copy of the stream, never the
+// run.
 //
 // With Options.Auth, every route but the probes, the console's files and
 // (optionally) /metrics authenticates its caller before routing (401
