@@ -46,6 +46,23 @@ func startEndless(t *testing.T) (url string, h a2asrv.RequestHandler) {
 	return base, h
 }
 
+// startBudgetBridge is a test bridge with the run budget set to budget
+// and the endless agent configured as "endless" (a minute's run timeout,
+// far past what the budget allows), tweaked further by tweak.
+func startBudgetBridge(t *testing.T, budget int64, tweak func(*config.Config)) (*testBridge, a2asrv.RequestHandler) {
+	t.Helper()
+	url, agent := startEndless(t)
+	return startBridge(t, func(c *config.Config) {
+		c.Limits.MaxRunBytes = budget
+		c.Limits.MaxThreadJournalBytes = 4 * budget
+		c.Agents = append(c.Agents, config.Agent{Name: "endless", URL: url,
+			Timeouts: config.Timeouts{Run: config.Duration(time.Minute)}})
+		if tweak != nil {
+			tweak(c)
+		}
+	}), agent
+}
+
 // TestRunBudget: an agent that streams without end is stopped at
 // limits.maxRunBytes with RUN_ERROR run_too_large, once, well before its
 // run timeout; its A2A task is cancelled; the run journaled about the
@@ -53,13 +70,7 @@ func startEndless(t *testing.T) (url string, h a2asrv.RequestHandler) {
 func TestRunBudget(t *testing.T) {
 	t.Parallel()
 	const budget = 256 << 10
-	url, agent := startEndless(t)
-	b := startBridge(t, func(c *config.Config) {
-		c.Limits.MaxRunBytes = budget
-		c.Limits.MaxThreadJournalBytes = 4 * budget
-		c.Agents = append(c.Agents, config.Agent{Name: "endless", URL: url,
-			Timeouts: config.Timeouts{Run: config.Duration(time.Minute)}})
-	})
+	b, agent := startBudgetBridge(t, budget, nil)
 	for i, v1 := range []bool{false, true} {
 		runID := fmt.Sprintf("r%d", i+1)
 		ev := runEvents(t, b.do(t, http.MethodPost, "/agents/endless", "", runBody("th-endless", runID, v1, userMsg("u"+runID, "go"))))
@@ -207,12 +218,7 @@ func TestThreadJournalCompaction(t *testing.T) {
 func TestTeamRunBudget(t *testing.T) {
 	t.Parallel()
 	const budget = 128 << 10
-	url, _ := startEndless(t)
-	b := startBridge(t, func(c *config.Config) {
-		c.Limits.MaxRunBytes = budget
-		c.Limits.MaxThreadJournalBytes = 4 * budget
-		c.Agents = append(c.Agents, config.Agent{Name: "endless", URL: url,
-			Timeouts: config.Timeouts{Run: config.Duration(time.Minute)}})
+	b, _ := startBudgetBridge(t, budget, func(c *config.Config) {
 		c.Teams = append(c.Teams, config.Team{Name: "chorus", Strategy: config.StrategyParallel, Members: []string{"streamer", "endless"}})
 	})
 	r := b.do(t, http.MethodPost, "/agents/chorus", "", runBody("th-chorus", "r1", true, userMsg("u1", "go")))
