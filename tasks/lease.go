@@ -80,25 +80,7 @@ func (s *Service) adoptLapsed() {
 
 // adoptSoon adopts key's run in the background (a request found its lease
 // lapsed).
-func (s *Service) adoptSoon(key ThreadKey) {
-	s.mu.Lock()
-	closing := s.closing
-	if !closing {
-		s.wg.Add(1) // Close waits for the adoption
-	}
-	s.mu.Unlock()
-	if closing {
-		return
-	}
-	go func() {
-		defer s.wg.Done()
-		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
-		defer cancel()
-		if _, err := s.takeOver(ctx, key); err != nil && !errors.Is(err, ErrShuttingDown) {
-			s.log.Error("adopt run", "agent", key.Agent, "thread_id", key.ThreadID, "err", err)
-		}
-	}()
-}
+func (s *Service) adoptSoon(key ThreadKey) { s.adoptAfter(key, 0) }
 
 // keepLease renews the run's lease every lease/3 until the run releases its
 // thread or the bridge stops. If another instance adopted the run meanwhile
@@ -210,14 +192,15 @@ func (s *Service) lapsedLongEnough(key ThreadKey, version int64) (bool, time.Dur
 	return true, 0
 }
 
-// adoptAfter tries to adopt key's run again after wait (the rest of its
-// lapseGrace) rather than at the next scan, so that the grace delays the
-// adoption of a dead instance's run by itself only.
+// adoptAfter adopts key's run in the background after wait (the rest of
+// its lapseGrace, rather than at the next scan, so that the grace delays
+// the adoption of a dead instance's run by itself only; 0: at once). Close
+// waits for it.
 func (s *Service) adoptAfter(key ThreadKey, wait time.Duration) {
 	s.mu.Lock()
 	closing := s.closing
 	if !closing {
-		s.wg.Add(1) // Close waits for it
+		s.wg.Add(1)
 	}
 	s.mu.Unlock()
 	if closing {
@@ -225,12 +208,14 @@ func (s *Service) adoptAfter(key ThreadKey, wait time.Duration) {
 	}
 	go func() {
 		defer s.wg.Done()
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		select {
-		case <-s.stopScan:
-			return
-		case <-t.C:
+		if wait > 0 {
+			t := time.NewTimer(wait)
+			defer t.Stop()
+			select {
+			case <-s.stopScan:
+				return
+			case <-t.C:
+			}
 		}
 		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 		defer cancel()

@@ -97,12 +97,10 @@ func (sw *sseWriter) copy(ctx context.Context, s Stream) (terminated bool, err e
 		if err != nil {
 			return terminated, err
 		}
-		// Only the last event of a batch can be a run's terminal one
-		// (Run.Batches cuts there); other streams' batches are checked
-		// whole.
-		for i := len(batch) - 1; i >= 0 && !terminated; i-- {
-			terminated = agui.IsTerminalEvent(batch[i].Event)
-		}
+		// Only the last event of a run's batch can be its terminal one
+		// (Run.Batches cuts there, and a plain stream's batches are of
+		// one): no need to parse the others again.
+		terminated = terminated || agui.IsTerminalEvent(batch[len(batch)-1].Event)
 	}
 	return terminated, nil
 }

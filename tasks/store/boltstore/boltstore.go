@@ -669,7 +669,7 @@ func (s *BoltStore) TrimJournal(ctx context.Context, key ThreadKey, upTo int64) 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err := s.db.Update(func(tx *bbolt.Tx) error {
+	err := s.update(func(tx *bbolt.Tx) error {
 		j := journalOf(tx, key)
 		if j == nil {
 			return nil
