@@ -8,10 +8,10 @@ import (
 	"time"
 )
 
-// journalWriter appends one run's events to the thread's journal from its
-// own goroutine, coalescing whatever accumulated while the previous append
-// was in flight into one call, and hands each stored batch on (to the
-// run's live log): a client sees an event only once it is stored, so a
+// journalWriter appends one run's events to the thread's journal, from a
+// goroutine of its own when the store is slow (see appendInlineBelow),
+// coalescing whatever accumulated while the previous append was in flight
+// into one call, and hands each stored batch on (to the run's live log): a client sees an event only once it is stored, so a
 // crash cannot take back what a client was shown. A durable store pays a
 // sync per commit (about a millisecond, much more under load), so a
 // token-by-token stream would otherwise be bounded by the disk; batching
@@ -27,8 +27,9 @@ type journalWriter struct {
 	mu      sync.Mutex
 	cond    *sync.Cond // signalled when the writer goes idle
 	pending []Entry
-	// running says a goroutine is appending (it runs only while there is
-	// something to append: an open stream to a slow agent costs none).
+	// running says an append is in flight, on the caller's goroutine or
+	// on one of the writer's own (which runs only while there is something
+	// to append: an open stream to a slow agent costs none).
 	running bool
 	// err is the failure that lost a batch, after which the journal has a
 	// hole and takes nothing more.
@@ -36,10 +37,24 @@ type journalWriter struct {
 	// outage is how long a batch is retried against a failing store
 	// before it is given up (see append).
 	outage time.Duration
+	// inline says the last append took less than inlineBelow, so the next
+	// one is done by the caller rather than handed to a goroutine.
+	inline      bool
+	inlineBelow time.Duration
 }
 
+// appendInlineBelow is what an append may cost for the caller to make it
+// itself. Handing a batch to a goroutine costs a wake-up on another
+// thread, several microseconds of scheduler and futex time; an append to
+// the memory store costs less than that, and on paced traffic (every chunk
+// alone) the hand-off came with every chunk. An append that must
+// sync a disk or cross a network costs far more than the hand-off, and the
+// caller's time is better spent reading and translating what comes next
+// meanwhile: that is what lets batches form.
+const appendInlineBelow = 20 * time.Microsecond
+
 func newJournalWriter(ctx context.Context, store Store, key ThreadKey, outage time.Duration, log *slog.Logger, stored func([]Entry)) *journalWriter {
-	w := &journalWriter{store: store, key: key, log: log, ctx: ctx, stored: stored, outage: outage}
+	w := &journalWriter{store: store, key: key, log: log, ctx: ctx, stored: stored, outage: outage, inlineBelow: appendInlineBelow}
 	w.cond = sync.NewCond(&w.mu)
 	return w
 }
@@ -50,12 +65,19 @@ func (w *journalWriter) add(entries []Entry) {
 		return
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	w.pending = append(w.pending, entries...)
-	if !w.running {
-		w.running = true
-		go w.run()
+	if w.running {
+		w.mu.Unlock()
+		return
 	}
+	w.running = true
+	inline := w.inline
+	w.mu.Unlock()
+	if inline {
+		w.run()
+		return
+	}
+	go w.run()
 }
 
 // flush waits until everything queued so far is in the journal; it
@@ -125,6 +147,7 @@ func (w *journalWriter) append(batch []Entry) {
 	}
 	var err error
 	var giveUp time.Time
+	var took time.Duration
 	failed := false
 	for wait := appendRetryFirst; ; wait = min(2*wait, appendRetryMax) {
 		timeout := appendTimeout
@@ -135,7 +158,9 @@ func (w *journalWriter) append(batch []Entry) {
 			timeout = max(min(timeout, time.Until(giveUp)), 100*time.Millisecond)
 		}
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), timeout)
+		began := time.Now()
 		err = w.store.Append(ctx, w.key, batch...)
+		took = time.Since(began)
 		if errors.Is(err, ErrConflict) && failed {
 			// An attempt that failed may have been written after all (a
 			// timeout, a connection lost after the write): the batch is
@@ -163,6 +188,7 @@ func (w *journalWriter) append(batch []Entry) {
 	if err != nil && w.err == nil {
 		w.err = err
 	}
+	w.inline = err == nil && !failed && took < w.inlineBelow
 	w.mu.Unlock()
 	if err != nil {
 		w.log.Error("journal append failed for the whole outage budget; the run stops", "entries", len(batch), "err", err)
