@@ -26,9 +26,10 @@
 //   - team.go, route.go: team runs; resume.go: interrupts and resumes;
 //     takeover.go, lease.go: runs continued after a restart or adopted from
 //     a dead instance; follow.go: sign-in streams kept for the resume;
-//     journal.go, live.go, run.go: the journal writer (which rides out a
-//     store outage within Options.StoreOutage) and its readers, event by
-//     event or batch by batch;
+//     journal.go, live.go, run.go: the journal writer (which appends
+//     itself to a fast store and from a goroutine to a slow one, and rides
+//     out a store outage within Options.StoreOutage) and its readers, event
+//     by event or batch by batch;
 //   - threads.go: the thread snapshot and cancel; errors.go, limits.go,
 //     observe.go: typed errors (codes from agui's table), per-run limits
 //     (the run budget, the conversation a record keeps), the observer
