@@ -11,8 +11,9 @@ import (
 // journalWriter appends one run's events to the thread's journal, from a
 // goroutine of its own when the store is slow (see appendInlineBelow),
 // coalescing whatever accumulated while the previous append was in flight
-// into one call, and hands each stored batch on (to the run's live log): a client sees an event only once it is stored, so a
-// crash cannot take back what a client was shown. A durable store pays a
+// into one call, and hands each stored batch on (to the run's live log):
+// a client sees an event only once it is stored, so a crash cannot take
+// back what a client was shown. A durable store pays a
 // sync per commit (about a millisecond, much more under load), so a
 // token-by-token stream would otherwise be bounded by the disk; batching
 // here and group commit in the store keep the agent's pace.
@@ -47,8 +48,8 @@ type journalWriter struct {
 // itself. Handing a batch to a goroutine costs a wake-up on another
 // thread, several microseconds of scheduler and futex time; an append to
 // the memory store costs less than that, and on paced traffic (every chunk
-// alone) the hand-off came with every chunk. An append that must
-// sync a disk or cross a network costs far more than the hand-off, and the
+// alone) the hand-off came with every chunk. An append that must sync a
+// disk or cross a network costs far more than the hand-off, and the
 // caller's time is better spent reading and translating what comes next
 // meanwhile: that is what lets batches form.
 const appendInlineBelow = 20 * time.Microsecond
