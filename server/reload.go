@@ -173,7 +173,13 @@ type Reload struct {
 	// Watch reloads whenever the file's content changes, as well as on
 	// each signal.
 	Watch bool
-	Level *slog.LevelVar // nil: the level stays
+	// LoadedSum is FileSum of the file read before the config in force
+	// was loaded from it. The watch compares against it, so a change made
+	// while the store opens or the listener starts is still seen (read
+	// before, not after: a change in between costs one needless reload,
+	// never a missed one). nil: the file as the watch first reads it.
+	LoadedSum []byte
+	Level     *slog.LevelVar // nil: the level stays
 	// Signals asks for a reload with each value it delivers: SIGHUP in
 	// bridge serve, which registers it before calling Serve, so that a
 	// SIGHUP arriving while the store opens waits for the reload loop
@@ -275,7 +281,10 @@ const watchInterval = time.Second
 // reloads applies the config again on each signal (SIGHUP), and with rl.Watch
 // whenever the file's content changes, until ctx ends.
 func (b *bridge) reloads(ctx context.Context, rl *Reload) {
-	last := fileSum(rl.Path)
+	last := rl.LoadedSum
+	if last == nil {
+		last = FileSum(rl.Path)
+	}
 	var tick <-chan time.Time
 	if rl.Watch {
 		t := time.NewTicker(watchInterval)
@@ -289,14 +298,14 @@ func (b *bridge) reloads(ctx context.Context, rl *Reload) {
 			return
 		case <-rl.Signals:
 		case <-tick:
-			sum := fileSum(rl.Path)
+			sum := FileSum(rl.Path)
 			if bytes.Equal(sum, last) {
 				continue
 			}
 			last, why = sum, "the file changed"
 		}
 		if rl.Watch {
-			last = fileSum(rl.Path)
+			last = FileSum(rl.Path)
 		}
 		err := b.reload(ctx, rl)
 		if m := b.inst.metrics; m != nil {
@@ -308,8 +317,8 @@ func (b *bridge) reloads(ctx context.Context, rl *Reload) {
 	}
 }
 
-// fileSum is the SHA-256 of the file's content (nil when it cannot be read).
-func fileSum(path string) []byte {
+// FileSum is the SHA-256 of the file's content (nil when it cannot be read).
+func FileSum(path string) []byte {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/config"
 	"github.com/a2a-agui-bridge/bridge/examples/agents"
 )
 
@@ -294,5 +297,51 @@ func TestReloadWatch(t *testing.T) {
 	}
 	if r := b.post(t, "narrator", runBody("th-2", "run-1", true, userMsg("u1", "tell"))); r.status != http.StatusOK {
 		t.Fatalf("after the invalid file: %d %s", r.status, r.body)
+	}
+}
+
+// TestReloadWatchSeesAChangeBeforeItStarts: a file changed after the
+// config was loaded but before the watch first reads it (while the store
+// opens, or the moment the bridge is ready) is still reloaded. The watch
+// once took its first reading late and missed such a change for good.
+func TestReloadWatchSeesAChangeBeforeItStarts(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "bridge.yaml")
+	agents := "agents:\n  - {name: x, url: \"http://127.0.0.1:1/\"}\n"
+	write := func(yaml string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte("listen: 127.0.0.1:0\nstore: {kind: memory}\n"+yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(agents)
+	loadedSum := FileSum(path)
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(agents + "  - {name: y, url: \"http://127.0.0.1:1/\"}\n")
+	ctx, cancel := context.WithCancel(t.Context())
+	logs := newOutBuffer()
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(ctx, cfg, slog.New(slog.NewTextHandler(logs, nil)), Options{
+			Reload: &Reload{Path: path, Watch: true, LoadedSum: loadedSum},
+		})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "config reloaded") {
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("the change made before the watch started was not reloaded within 10s (the watch reads every %v); log:\n%s", watchInterval, logs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "agents=2") {
+		t.Errorf("the reload did not apply the changed file; log:\n%s", logs)
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
 	}
 }

@@ -103,6 +103,7 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if *path == "" {
 		return exitError{2, "serve needs --config FILE"}
 	}
+	loadedSum := server.FileSum(*path) // before the load: see Reload.LoadedSum
 	cfg, err := config.Load(*path)
 	if err != nil {
 		return exitError{2, err.Error()}
@@ -126,7 +127,7 @@ func cmdServe(ctx context.Context, args []string, _, stderr io.Writer) error {
 		Listening: func(addr net.Addr) {
 			log.Info("bridge listening", "addr", addr.String(), "agents", len(cfg.Agents), "store", cfg.Store.Kind)
 		},
-		Reload: &server.Reload{Path: *path, Listen: *listen, Watch: *watch, Level: level, Signals: hup},
+		Reload: &server.Reload{Path: *path, Listen: *listen, Watch: *watch, LoadedSum: loadedSum, Level: level, Signals: hup},
 	})
 }
 
