@@ -33,9 +33,12 @@ type liveLog struct {
 	// origin is the seq of the run's first event: first until events are
 	// dropped.
 	origin int64
-	// changed is closed (and replaced) on every publish and at the end;
-	// firstBatch is closed by the first publish.
+	// changed is closed (and replaced) by the first publish after a
+	// reader was given it (watched), and at the end: a publish that no
+	// reader waits for makes no channel. firstBatch is closed by the first
+	// publish.
 	changed    chan struct{}
+	watched    bool
 	firstBatch chan struct{}
 	ended      bool
 	// terminal says the run's last event was RUN_FINISHED or RUN_ERROR;
@@ -58,8 +61,13 @@ func (l *liveLog) end(tail []agui.Envelope) {
 		return
 	}
 	l.ended, l.tail = true, tail
+	l.wake()
+}
+
+// wake closes changed for the readers holding it and makes the next one.
+func (l *liveLog) wake() {
 	close(l.changed)
-	l.changed = make(chan struct{})
+	l.changed, l.watched = make(chan struct{}), false
 }
 
 // publish adds the next stored events (their Seq follows the last one's)
@@ -85,8 +93,9 @@ func (l *liveLog) publish(entries []Entry) {
 		l.events = append([]agui.Envelope(nil), l.events[drop+liveKeep:]...)
 		l.first += int64(drop + liveKeep)
 	}
-	close(l.changed)
-	l.changed = make(chan struct{})
+	if l.watched {
+		l.wake()
+	}
 }
 
 // livePosition says where a reader stands against the log.
@@ -113,6 +122,7 @@ func (l *liveLog) since(after int64) ([]agui.Envelope, livePosition, <-chan stru
 	if l.ended || l.terminal {
 		return nil, liveEnded, nil
 	}
+	l.watched = true
 	return nil, liveWait, l.changed
 }
 
