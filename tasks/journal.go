@@ -42,6 +42,12 @@ type journalWriter struct {
 	// one is done by the caller rather than handed to a goroutine.
 	inline      bool
 	inlineBelow time.Duration
+
+	// attempt is the context of appends to a healthy store, ending at
+	// attemptEnds (see attemptContext); used only by the append in flight.
+	attempt       context.Context
+	attemptCancel context.CancelFunc
+	attemptEnds   time.Time
 }
 
 // appendInlineBelow is what an append may cost for the caller to make it
@@ -86,10 +92,15 @@ func (w *journalWriter) add(entries []Entry) {
 func (w *journalWriter) flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.waitIdle()
+	return w.err
+}
+
+// waitIdle waits, with w.mu held, until no append is in flight.
+func (w *journalWriter) waitIdle() {
 	for w.running {
 		w.cond.Wait()
 	}
-	return w.err
 }
 
 // progress reports how many entries wait for the store and whether a
@@ -100,8 +111,32 @@ func (w *journalWriter) progress() (pending int, err error) {
 	return len(w.pending), w.err
 }
 
-// close waits for the last appends.
-func (w *journalWriter) close() { w.flush() }
+// close waits for the last appends; nothing is added after it.
+func (w *journalWriter) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.waitIdle()
+	if w.attemptCancel != nil {
+		w.attemptCancel()
+		w.attempt, w.attemptCancel = nil, nil
+	}
+}
+
+// attemptContext is the context of an append to a store that has not
+// failed: it leaves the attempt at least appendTimeout, and at most twice
+// that. One context serves every append for appendTimeout, rather than a
+// timer being armed and stopped for each: in a profile of bulk streams that was 3 % of
+// the bridge's CPU. Only the append in flight calls it (w.running).
+func (w *journalWriter) attemptContext(now time.Time) context.Context {
+	if w.attempt == nil || w.attemptEnds.Sub(now) < appendTimeout {
+		if w.attemptCancel != nil {
+			w.attemptCancel()
+		}
+		w.attemptEnds = now.Add(2 * appendTimeout)
+		w.attempt, w.attemptCancel = context.WithDeadline(context.WithoutCancel(w.ctx), w.attemptEnds)
+	}
+	return w.attempt
+}
 
 // run appends batches until none is pending.
 func (w *journalWriter) run() {
@@ -123,7 +158,8 @@ func (w *journalWriter) run() {
 // Retry pacing of a failing store: the first retry soon (a lost
 // connection is usually redialled at once), then doubling to at most
 // appendRetryMax, so that a store back from an outage is used within a
-// second of its return.
+// second of its return. appendTimeout is the least an attempt on a store
+// that has not failed is given (see attemptContext).
 const (
 	appendRetryFirst = 50 * time.Millisecond
 	appendRetryMax   = time.Second
@@ -151,15 +187,15 @@ func (w *journalWriter) append(batch []Entry) {
 	var took time.Duration
 	failed := false
 	for wait := appendRetryFirst; ; wait = min(2*wait, appendRetryMax) {
-		timeout := appendTimeout
+		began := time.Now()
+		ctx, cancel := w.attemptContext(began), context.CancelFunc(func() {})
 		if failed {
 			// No attempt outlives the outage budget by much: a store that
 			// hangs (a paused or partitioned Redis) fails the run as late
 			// as one that refuses connections.
-			timeout = max(min(timeout, time.Until(giveUp)), 100*time.Millisecond)
+			timeout := max(min(appendTimeout, time.Until(giveUp)), 100*time.Millisecond)
+			ctx, cancel = context.WithTimeout(context.WithoutCancel(w.ctx), timeout)
 		}
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), timeout)
-		began := time.Now()
 		err = w.store.Append(ctx, w.key, batch...)
 		took = time.Since(began)
 		if errors.Is(err, ErrConflict) && failed {
