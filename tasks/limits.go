@@ -138,7 +138,7 @@ func stateTooLarge(name string, limit int, out []agui.Event, state func() json.R
 // A client that keeps its own history loses nothing (it is not sent a
 // snapshot while it holds every message the record does).
 func recentMessages(msgs []agui.Message, limit int64) []agui.Message {
-	if limit <= 0 || len(msgs) < 2 {
+	if limit <= 0 || len(msgs) < 2 || surelyFits(msgs, limit) {
 		return msgs
 	}
 	first, size := len(msgs)-1, int64(0)
@@ -153,6 +153,39 @@ func recentMessages(msgs []agui.Message, limit int64) []agui.Message {
 		first++
 	}
 	return msgs[first:]
+}
+
+// surelyFits says, without encoding them, that msgs' JSON takes no more
+// than limit: every run's release asks, and encoding a long answer to
+// learn that it fits was a few percent of the bridge's CPU on bulk
+// streams. It bounds plain text messages only — a string's JSON is at most
+// six bytes per byte of it (\u00XX), and keys and punctuation are within a
+// fixed allowance per message and per tool call; a message with parts, an
+// object or metadata is not bounded here, and the caller measures exactly.
+func surelyFits(msgs []agui.Message, limit int64) bool {
+	const perMessage, perCall = 256, 128
+	var n int64
+	for _, m := range msgs {
+		if m.Metadata != nil || m.Content != nil && m.Content.Kind != agui.ContentText {
+			return false
+		}
+		text := len(m.ID) + len(m.Role) + len(m.Name) + len(m.ToolCallID) + len(m.Error) + len(m.ActivityType) +
+			len(m.EncryptedValue) + len(m.SubagentRunID)
+		if m.Content != nil {
+			text += len(m.Content.Text)
+		}
+		for _, c := range m.ToolCalls {
+			if c.Metadata != nil {
+				return false
+			}
+			text += len(c.ID) + len(c.Type) + len(c.EncryptedValue) + len(c.Function.Name) + len(c.Function.Arguments)
+			n += perCall
+		}
+		if n += perMessage + 6*int64(text); n > limit {
+			return false
+		}
+	}
+	return true
 }
 
 func isStateEvent(e agui.Event) bool {
