@@ -22,7 +22,9 @@ type memInterrupt struct{ principal, id string }
 type memThread struct {
 	rec     *Thread
 	journal []Entry
-	// changed is closed and replaced on every Append, waking waiters.
+	// changed is what waiters wait on, made by the first Wait after an
+	// Append and closed (then dropped) by the next Append: an Append
+	// nobody waits for makes no channel.
 	changed chan struct{}
 }
 
@@ -36,7 +38,7 @@ func NewMemoryStore() *MemoryStore {
 func (m *MemoryStore) thread(key ThreadKey) *memThread {
 	t := m.threads[key]
 	if t == nil {
-		t = &memThread{changed: make(chan struct{})}
+		t = &memThread{}
 		m.threads[key] = t
 	}
 	return t
@@ -157,8 +159,10 @@ func (m *MemoryStore) append(key ThreadKey, entries []Entry) {
 		e.Event = append([]byte(nil), e.Event...)
 		t.journal = append(t.journal, e)
 	}
-	close(t.changed)
-	t.changed = make(chan struct{})
+	if t.changed != nil {
+		close(t.changed)
+		t.changed = nil
+	}
 }
 
 // lastSeq is the journal's last number; the store's mu is held.
@@ -221,6 +225,9 @@ func (m *MemoryStore) Wait(ctx context.Context, key ThreadKey, after int64) erro
 	if t.lastSeq() > after {
 		m.mu.Unlock()
 		return nil
+	}
+	if t.changed == nil {
+		t.changed = make(chan struct{})
 	}
 	ch := t.changed
 	m.mu.Unlock()
