@@ -66,14 +66,16 @@ func newJournalWriter(ctx context.Context, store Store, key ThreadKey, outage ti
 	return w
 }
 
-// add queues entries; they are appended in order.
+// add queues entries; they are appended in order. The writer keeps
+// entries (the caller makes a new slice for each call): a writer that is
+// idle appends them as they are, without copying them into pending.
 func (w *journalWriter) add(entries []Entry) {
 	if len(entries) == 0 {
 		return
 	}
 	w.mu.Lock()
-	w.pending = append(w.pending, entries...)
 	if w.running {
+		w.pending = append(w.pending, entries...)
 		w.mu.Unlock()
 		return
 	}
@@ -81,10 +83,10 @@ func (w *journalWriter) add(entries []Entry) {
 	inline := w.inline
 	w.mu.Unlock()
 	if inline {
-		w.run()
+		w.run(entries)
 		return
 	}
-	go w.run()
+	go w.run(entries)
 }
 
 // flush waits until everything queued so far is in the journal; it
@@ -138,11 +140,13 @@ func (w *journalWriter) attemptContext(now time.Time) context.Context {
 	return w.attempt
 }
 
-// run appends batches until none is pending.
-func (w *journalWriter) run() {
+// run appends batch, then what was queued meanwhile, until none is
+// pending.
+func (w *journalWriter) run(batch []Entry) {
 	for {
+		w.append(batch)
 		w.mu.Lock()
-		batch := w.pending
+		batch = w.pending
 		w.pending = nil
 		if len(batch) == 0 {
 			w.running = false
@@ -151,7 +155,6 @@ func (w *journalWriter) run() {
 			return
 		}
 		w.mu.Unlock()
-		w.append(batch)
 	}
 }
 
