@@ -187,6 +187,9 @@ type Translator struct {
 	// stream of the run, replaced ones included, for repeat detection.
 	current     map[string]*textStream
 	streamOrder []*textStream
+	// lastArtifact and lastArtifactSource cache artifactSource.
+	lastArtifact       a2a.ArtifactID
+	lastArtifactSource string
 	// status accumulates status-message text, shown or not.
 	status *textStream
 	// nonText counts the non-text parts already mapped per artifact, so a
@@ -418,7 +421,7 @@ func (t *Translator) rememberShown(task *a2a.Task) {
 
 // remember records an artifact as shown in full by an earlier run.
 func (t *Translator) remember(art *a2a.Artifact) {
-	s := t.newStream("artifact:" + string(art.ID))
+	s := t.newStream(t.artifactSource(art.ID))
 	s.shown.WriteString(partsText(art.Parts))
 	s.ended = true
 	t.nonText[art.ID] = len(nonTextOnly(art.Parts))
@@ -775,8 +778,18 @@ func (t *Translator) answerFromStatus(out []agui.Event) []agui.Event {
 	return t.writeText(out, t.newStream("status-answer:"+string(t.taskID)), text)
 }
 
+// artifactSource is the text-stream source of artifact id. The last one
+// is kept: every chunk of a streamed artifact asks for the same, and
+// building it anew was an allocation per chunk.
+func (t *Translator) artifactSource(id a2a.ArtifactID) string {
+	if t.lastArtifactSource == "" || t.lastArtifact != id {
+		t.lastArtifact, t.lastArtifactSource = id, "artifact:"+string(id)
+	}
+	return t.lastArtifactSource
+}
+
 func (t *Translator) onArtifact(out []agui.Event, art *a2a.Artifact, appendParts, last bool) []agui.Event {
-	source := "artifact:" + string(art.ID)
+	source := t.artifactSource(art.ID)
 	s := t.stream(source)
 	if s != nil && (!appendParts || s.ended) {
 		// AG-UI content is append-only: a replacement, or parts after the
@@ -803,7 +816,7 @@ func (t *Translator) onArtifact(out []agui.Event, art *a2a.Artifact, appendParts
 // onSnapshotArtifact maps an artifact carried by a Task: everything it
 // holds beyond what was already streamed.
 func (t *Translator) onSnapshotArtifact(out []agui.Event, art *a2a.Artifact) []agui.Event {
-	source := "artifact:" + string(art.ID)
+	source := t.artifactSource(art.ID)
 	s := t.stream(source)
 	if s == nil && t.earlier[art.ID] {
 		t.remember(art)
