@@ -187,7 +187,8 @@ func (r *jsonReader) message() *a2asdk.Message {
 }
 
 func (r *jsonReader) artifactUpdate() *a2asdk.TaskArtifactUpdateEvent {
-	e := &a2asdk.TaskArtifactUpdateEvent{}
+	r.chunk = &artifactChunk{}
+	e := &r.chunk.event
 	var fields fieldSet
 	for o := r.object(); o.next(); {
 		var ok bool
@@ -221,7 +222,12 @@ func (r *jsonReader) artifactUpdate() *a2asdk.TaskArtifactUpdateEvent {
 }
 
 func (r *jsonReader) artifact() *a2asdk.Artifact {
-	a := &a2asdk.Artifact{}
+	var a *a2asdk.Artifact
+	if c := r.chunk; c != nil && !c.artifactTaken {
+		a, c.artifactTaken = &c.artifact, true
+	} else {
+		a = &a2asdk.Artifact{}
+	}
 	var fields fieldSet
 	for o := r.object(); o.next(); {
 		var ok bool
@@ -257,7 +263,12 @@ func (r *jsonReader) parts(out *a2asdk.ContentParts) bool {
 	if !r.consume('[') {
 		return false
 	}
-	parts := make(a2asdk.ContentParts, 0, 1)
+	var parts a2asdk.ContentParts
+	if c := r.chunk; c != nil && !c.partsTaken {
+		parts, c.partsTaken = c.parts[:0:1], true
+	} else {
+		parts = make(a2asdk.ContentParts, 0, 1)
+	}
 	r.ws()
 	if r.consume(']') {
 		*out = parts
@@ -281,7 +292,12 @@ func (r *jsonReader) parts(out *a2asdk.ContentParts) bool {
 }
 
 func (r *jsonReader) part() *a2asdk.Part {
-	p := &a2asdk.Part{}
+	var p *a2asdk.Part
+	if c := r.chunk; c != nil && !c.partTaken {
+		p, c.partTaken = &c.part, true
+	} else {
+		p = &a2asdk.Part{}
+	}
 	var fields fieldSet
 	for o := r.object(); o.next(); {
 		var ok bool
@@ -335,6 +351,22 @@ type jsonReader struct {
 	b   string
 	i   int
 	bad bool
+	// chunk holds an artifact update's structures once one is read.
+	chunk *artifactChunk
+}
+
+// artifactChunk is, in one allocation, what a streamed chunk decodes to —
+// an artifact update, its artifact, and the artifact's first part in a
+// list of one — where each was an allocation of its own. Every pointer
+// into it keeps all of it, a few hundred bytes, for as long as the
+// update's consumer keeps any.
+type artifactChunk struct {
+	event    a2asdk.TaskArtifactUpdateEvent
+	artifact a2asdk.Artifact
+	part     a2asdk.Part
+	parts    [1]*a2asdk.Part
+
+	artifactTaken, partsTaken, partTaken bool
 }
 
 func (r *jsonReader) ws() {
