@@ -127,8 +127,9 @@ func (w *journalWriter) close() {
 // attemptContext is the context of an append to a store that has not
 // failed: it leaves the attempt at least appendTimeout, and at most twice
 // that. One context serves every append for appendTimeout, rather than a
-// timer being armed and stopped for each: in a profile of bulk streams that was 3 % of
-// the bridge's CPU. Only the append in flight calls it (w.running).
+// timer being armed and stopped for each: in a profile of bulk streams
+// that was 3 % of the bridge's CPU. Only the append in flight calls it
+// (w.running).
 func (w *journalWriter) attemptContext(now time.Time) context.Context {
 	if w.attempt == nil || w.attemptEnds.Sub(now) < appendTimeout {
 		if w.attemptCancel != nil {
@@ -191,7 +192,7 @@ func (w *journalWriter) append(batch []Entry) {
 	failed := false
 	for wait := appendRetryFirst; ; wait = min(2*wait, appendRetryMax) {
 		began := time.Now()
-		ctx, cancel := w.attemptContext(began), context.CancelFunc(func() {})
+		ctx, cancel := w.attemptContext(began), func() {}
 		if failed {
 			// No attempt outlives the outage budget by much: a store that
 			// hangs (a paused or partitioned Redis) fails the run as late
