@@ -119,7 +119,7 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 	}
 	if err != nil {
 		a.closeIdle()
-		e := &Error{Agent: o.Name, Op: opCard, Kind: ErrCardUnavailable, Err: err}
+		e := &Error{Agent: o.Name, Op: opCard, Kind: ErrCardUnavailable, Err: err, URL: cardURL(o)}
 		if errors.Is(err, ErrCardUntrusted) {
 			e.Kind = nil // the TrustError is the category
 		} else if k := kindOf(ctx.Err(), err); k != nil {

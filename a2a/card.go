@@ -144,6 +144,15 @@ func fixRequirements(raw json.RawMessage) (json.RawMessage, bool) {
 	return out, true
 }
 
+// cardURL is where the card is read from: the configured card URL, else
+// the well-known path under the agent's URL.
+func cardURL(o Options) string {
+	if o.CardURL != "" {
+		return o.CardURL
+	}
+	return strings.TrimSuffix(o.URL, "/") + "/.well-known/agent-card.json"
+}
+
 // fetchCard GETs the card and parses it. It sends A2A-Version: 1.0
 // because servers treat a missing header as 0.3 and a JS server with legacy
 // compat then returns a union card (§8), plus the static headers (an agent
@@ -151,10 +160,7 @@ func fixRequirements(raw json.RawMessage) (json.RawMessage, bool) {
 // Options.MaxCardBytes; signatures are verified on these raw bytes, before
 // the SDK's types drop field presence (§6 of the protocol notes).
 func fetchCard(ctx context.Context, hc *http.Client, o Options) (*AgentCard, error) {
-	u := o.CardURL
-	if u == "" {
-		u = strings.TrimSuffix(o.URL, "/") + "/.well-known/agent-card.json"
-	}
+	u := cardURL(o)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err

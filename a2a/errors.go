@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"syscall"
 
 	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
@@ -69,6 +70,10 @@ type Error struct {
 	// error); nil when Err already says everything (a typed A2A error).
 	Kind error
 	Err  error
+	// URL is where the failed call went, when that is one URL (the card
+	// fetch). Explain shows it to operators; Classify never does, since
+	// clients should not learn the bridge's internal hosts.
+	URL string
 }
 
 func (e *Error) Error() string {
@@ -207,6 +212,77 @@ func Classify(err error) ErrorInfo {
 		return info
 	}
 	return ErrorInfo{Code: "a2a_error", HTTPStatus: http.StatusBadGateway, Message: "the call to the agent failed"}
+}
+
+// Explain says, for an operator, what failed and why, beyond Classify's
+// message: the URL the call went to and the cause (the HTTP status, the
+// dial or DNS error, the parse error), with a hint for the common mistakes.
+// It names hosts, so it is for `bridge check` and logs, never for clients.
+// "" when it has nothing to add to Classify's message.
+func Explain(err error) string {
+	var e *Error
+	if err == nil || !errors.As(err, &e) {
+		return ""
+	}
+	var te *TrustError
+	if errors.As(err, &te) {
+		return "" // Classify's message already carries the reason
+	}
+	cause, hint := explainCause(err)
+	if cause == "" && e.Err != nil && e.Kind != nil && errors.Is(e.Kind, ErrInvalidOptions) {
+		return "" // Classify's message already carries it
+	}
+	if cause == "" && e.Err != nil {
+		cause = e.Err.Error()
+	}
+	var b strings.Builder
+	if e.URL != "" {
+		shown := e.URL
+		if u, err := url.Parse(e.URL); err == nil {
+			shown = u.Redacted() // a password in the configured URL stays out
+		}
+		b.WriteString("GET " + shown)
+		if cause != "" {
+			b.WriteString(": ")
+		}
+	}
+	b.WriteString(cause)
+	if hint != "" {
+		b.WriteString(" (" + hint + ")")
+	}
+	return b.String()
+}
+
+// explainCause is the innermost cause worth showing and, for the mistakes a
+// newcomer makes first, what to do about it.
+func explainCause(err error) (cause, hint string) {
+	var hs *HTTPStatusError
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	var urlErr *url.Error
+	switch {
+	case errors.As(err, &hs):
+		cause = "HTTP " + hs.Status
+		switch hs.StatusCode {
+		case http.StatusNotFound:
+			hint = "no agent card at this URL: check the agent's url, or set card: to its card's URL"
+		case http.StatusUnauthorized, http.StatusForbidden:
+			hint = "the card needs credentials: set headers: for this agent"
+		}
+	case errors.Is(err, context.DeadlineExceeded):
+		cause = "no answer within the request timeout (timeouts.request)"
+	case errors.As(err, &dnsErr):
+		cause = dnsErr.Error()
+		hint = "the host name does not resolve"
+	case errors.As(err, &opErr):
+		cause = opErr.Error()
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			hint = "nothing is listening there: is the agent running?"
+		}
+	case errors.As(err, &urlErr):
+		cause = urlErr.Err.Error() // its URL is shown already
+	}
+	return cause, hint
 }
 
 // kindOf picks the sentinel to add to a raw SDK error so Classify and

@@ -223,3 +223,40 @@ var jsonSyntaxErr = func() json.SyntaxError {
 	errors.As(err, &se)
 	return *se
 }()
+
+// TestExplain: what an operator is told beyond Classify's message — the URL
+// (its password redacted), the cause, a hint for the common mistakes — and
+// nothing when Classify's message already says it all.
+func TestExplain(t *testing.T) {
+	t.Parallel()
+	card := func(err error) error {
+		return &Error{Agent: "travel", Op: "card", Kind: ErrCardUnavailable, URL: "http://u:secret@agent:9001/.well-known/agent-card.json", Err: err}
+	}
+	refused := &url.Error{Op: "Get", URL: "http://agent:9001/", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"nil", nil, ""},
+		{"not ours", errors.New("x"), ""},
+		{"404", card(fmt.Errorf("card request failed: %w", &HTTPStatusError{StatusCode: 404, Status: "404 Not Found"})),
+			"GET http://u:xxxxx@agent:9001/.well-known/agent-card.json: HTTP 404 Not Found (no agent card at this URL: check the agent's url, or set card: to its card's URL)"},
+		{"refused", card(fmt.Errorf("%w: %w", ErrUnavailable, refused)),
+			"GET http://u:xxxxx@agent:9001/.well-known/agent-card.json: dial tcp: connect: connection refused (nothing is listening there: is the agent running?)"},
+		{"dns", card(&url.Error{Op: "Get", URL: "http://nowhere/", Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "nowhere"}}}),
+			"GET http://u:xxxxx@agent:9001/.well-known/agent-card.json: lookup nowhere: no such host (the host name does not resolve)"},
+		{"timeout", card(fmt.Errorf("%w: %w", context.DeadlineExceeded, errors.New("Get: context deadline exceeded"))),
+			"GET http://u:xxxxx@agent:9001/.well-known/agent-card.json: no answer within the request timeout (timeouts.request)"},
+		{"parse", card(errors.New("parse card: invalid character '<'")),
+			"GET http://u:xxxxx@agent:9001/.well-known/agent-card.json: parse card: invalid character '<'"},
+		{"untrusted", &Error{Op: "card", URL: "http://agent/", Err: &TrustError{Reason: "card is not signed"}}, ""},
+		{"no transport", &Error{Op: "dial", Kind: ErrNoTransport, Err: errors.New("agent card lists no interfaces")}, "agent card lists no interfaces"},
+		{"options", &Error{Op: "dial", Kind: ErrInvalidOptions, Err: errors.New("bad")}, ""},
+	}
+	for _, tt := range tests {
+		if got := Explain(tt.err); got != tt.want {
+			t.Errorf("%s: Explain = %q\n want %q", tt.name, got, tt.want)
+		}
+	}
+}

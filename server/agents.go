@@ -92,9 +92,17 @@ func (r *remoteAgent) CallDone(agent, op, code string) {
 // card fetched, at most every retryAfter) so it is seen coming back even
 // when no run calls it.
 func (r *remoteAgent) health(ctx context.Context) (*a2a.Agent, aguihttp.Health) {
+	ag, h, _ := r.diagnose(ctx)
+	return ag, h
+}
+
+// diagnose is health plus, for an agent that cannot be used, the URL tried
+// and the cause (a2a.Explain) for the operator's log: what health shows
+// clients names no host.
+func (r *remoteAgent) diagnose(ctx context.Context) (*a2a.Agent, aguihttp.Health, string) {
 	ag, err := r.connect(ctx)
 	if err != nil {
-		return nil, aguihttp.Health{Status: aguihttp.HealthUnavailable, Error: a2a.Classify(err).Message}
+		return nil, aguihttp.Health{Status: aguihttp.HealthUnavailable, Error: a2a.Classify(err).Message}, a2a.Explain(err)
 	}
 	r.mu.Lock()
 	probe := r.unreachable != "" && time.Since(r.lastProbe) >= retryAfter
@@ -102,10 +110,13 @@ func (r *remoteAgent) health(ctx context.Context) (*a2a.Agent, aguihttp.Health) 
 		r.lastProbe = time.Now()
 	}
 	r.mu.Unlock()
+	var cause string
 	if probe {
 		dctx, cancel := context.WithTimeout(ctx, time.Duration(r.cfg.Timeouts.Request))
 		if p, err := a2a.Dial(dctx, r.opts); err == nil { // CallDone records the outcome
 			_ = p.Close()
+		} else {
+			cause = a2a.Explain(err)
 		}
 		cancel()
 	}
@@ -116,9 +127,36 @@ func (r *remoteAgent) health(ctx context.Context) (*a2a.Agent, aguihttp.Health) 
 	r.mu.Lock()
 	if r.unreachable != "" {
 		h.Status, h.Error = aguihttp.HealthUnavailable, "the last call failed: "+r.unreachable
+	} else {
+		cause = ""
 	}
 	r.mu.Unlock()
-	return ag, h
+	return ag, h, cause
+}
+
+// logStart fetches the agent's card once, as the bridge starts, and logs
+// whether the agent can be used: an unusable one is named with the URL
+// tried and the cause before any run or probe finds out. It dials on its
+// own, outside the resolver, so an agent started just after the bridge is
+// not refused for RetryAfter by this early failure.
+func (r *remoteAgent) logStart(ctx context.Context, log *slog.Logger) {
+	if r.setupErr != nil {
+		return // Serve stops on it
+	}
+	o := r.opts
+	o.Observer = nil // not a call of a run: neither health nor metrics
+	dctx, cancel := context.WithTimeout(ctx, time.Duration(r.cfg.Timeouts.Request))
+	defer cancel()
+	ag, err := a2a.Dial(dctx, o)
+	switch {
+	case err == nil:
+		b := ag.Binding()
+		_ = ag.Close()
+		log.Info("agent ready", "agent", r.cfg.Name, "binding", b.Transport+" "+b.ProtocolVersion)
+	case ctx.Err() == nil:
+		info := a2a.Classify(err)
+		log.Warn("agent unusable", "agent", r.cfg.Name, "code", info.Code, "message", info.Message, "cause", a2a.Explain(err))
+	}
 }
 
 // connect returns the agent's client, resolving or re-checking its card
@@ -301,8 +339,8 @@ func (c *catalog) Ready(ctx context.Context) aguihttp.Readiness {
 	var wg sync.WaitGroup
 	for i, n := range names {
 		wg.Go(func() {
-			_, h := c.agents[n].health(ctx)
-			rd.Agents[i] = aguihttp.AgentHealth{Name: n, Health: h}
+			_, h, cause := c.agents[n].diagnose(ctx)
+			rd.Agents[i] = aguihttp.AgentHealth{Name: n, Health: h, Cause: cause}
 		})
 	}
 	rd.Store = aguihttp.Health{Status: aguihttp.HealthOK}

@@ -15,11 +15,14 @@ import (
 
 // Check resolves the card of every agent cfg configures, as Serve would,
 // and writes one row per agent to w: its protocol version, binding,
-// streaming and skills, or why it is unusable. It returns an error when
+// streaming and skills, or why it is unusable; below the table, for each
+// unusable agent, the URL it tried and the cause. It returns an error when
 // any agent is unusable.
 func Check(ctx context.Context, cfg *config.Config, w io.Writer) error {
 	type row struct {
 		name, version, binding, streaming, skills, problem string
+		// detail is where the failed call went and why (a2a.Explain).
+		detail string
 	}
 	rows := make([]row, len(cfg.Agents))
 	var wg sync.WaitGroup
@@ -34,6 +37,7 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer) error {
 			if err != nil {
 				info := a2a.Classify(err)
 				r.problem = info.Code + ": " + info.Message
+				r.detail = a2a.Explain(err)
 				rows[i] = r
 				return
 			}
@@ -65,6 +69,19 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.name, r.version, r.binding, r.streaming, r.skills, status)
 	}
 	tw.Flush()
+	// The causes below the table: a URL and a dial error would stretch
+	// every row of it.
+	first := true
+	for _, r := range rows {
+		if r.detail == "" {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w)
+			first = false
+		}
+		fmt.Fprintf(w, "%s: %s\n", r.name, r.detail)
+	}
 	if bad > 0 {
 		return fmt.Errorf("%d of %d agents unusable", bad, len(rows))
 	}

@@ -309,6 +309,15 @@ func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger, opts Optio
 			return r.setupErr // a key file that does not load is a config error: stop at start
 		}
 	}
+	// Every agent's card once, in the background: an agent that cannot be
+	// used is named in the log, with the URL tried and the cause, at start.
+	probeCtx, stopProbes := context.WithCancel(ctx)
+	var probes sync.WaitGroup
+	defer probes.Wait()
+	defer stopProbes()
+	for _, r := range b.remotes {
+		probes.Go(func() { r.logStart(probeCtx, log) })
+	}
 	// Runs a previous process left in progress (it was stopped or killed)
 	// go on where their journals end.
 	if cfg.Store.Kind == config.StoreRedis {

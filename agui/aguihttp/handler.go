@@ -1,6 +1,7 @@
 package aguihttp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -111,6 +112,10 @@ type Readiness struct {
 type AgentHealth struct {
 	Name string `json:"name"`
 	Health
+	// Cause is, for an unusable agent, the URL the bridge tried and why it
+	// failed (a dial error, an HTTP status): for the operator's log only,
+	// never sent, since it names internal hosts.
+	Cause string `json:"-"`
 }
 
 // Ready applies the rule above.
@@ -607,7 +612,15 @@ func (h *Handler) readyz(w http.ResponseWriter, r *http.Request) {
 	if rd.Store.Status != HealthOK {
 		msg = "the bridge's store is not available"
 	}
-	h.opt.Logger.Warn("not ready", "reason", msg, "store_error", rd.Store.Error)
+	// Name the agents and why each is down: "every agent is unreachable"
+	// alone leaves the operator to guess which URL to look at.
+	var down []string
+	for _, a := range rd.Agents {
+		if a.Status != HealthOK {
+			down = append(down, a.Name+": "+cmp.Or(a.Cause, a.Error))
+		}
+	}
+	h.opt.Logger.Warn("not ready", "reason", msg, "store_error", rd.Store.Error, "agents", strings.Join(down, "; "))
 	writeJSON(w, http.StatusServiceUnavailable, struct {
 		Status string            `json:"status"`
 		Error  map[string]string `json:"error"`

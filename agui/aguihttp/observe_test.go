@@ -1,9 +1,11 @@
 package aguihttp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -33,23 +35,34 @@ func TestReadyz(t *testing.T) {
 		rd     Readiness
 		status int
 		want   string // a substring of the body
+		log    string // a substring of the log ("": nothing logged)
 	}{
-		{"all up", Readiness{Store: ok, Agents: []AgentHealth{{"a", ok}, {"b", ok}}}, 200, `"status":"ready"`},
-		{"one agent down", Readiness{Store: ok, Agents: []AgentHealth{{"a", down}, {"b", ok}}}, 200,
-			`{"name":"a","status":"unavailable","error":"the agent is unreachable"}`},
-		{"every agent down", Readiness{Store: ok, Agents: []AgentHealth{{"a", down}, {"b", down}}}, 503, `"message":"every agent is unreachable"`},
-		{"store down", Readiness{Store: Health{Status: HealthUnavailable, Error: "closed"}, Agents: []AgentHealth{{"a", ok}}}, 503,
-			`"message":"the bridge's store is not available"`},
-		{"no agents", Readiness{Store: ok}, 200, `"agents":[]`},
+		{"all up", Readiness{Store: ok, Agents: []AgentHealth{{Name: "a", Health: ok}, {Name: "b", Health: ok}}}, 200, `"status":"ready"`, ""},
+		{"one agent down", Readiness{Store: ok, Agents: []AgentHealth{{Name: "a", Health: down}, {Name: "b", Health: ok}}}, 200,
+			`{"name":"a","status":"unavailable","error":"the agent is unreachable"}`, ""},
+		{"every agent down", Readiness{Store: ok, Agents: []AgentHealth{{Name: "a", Health: down, Cause: "GET http://a/.well-known/agent-card.json: connection refused"}, {Name: "b", Health: down}}}, 503, `"message":"every agent is unreachable"`,
+			`agents="a: GET http://a/.well-known/agent-card.json: connection refused; b: the agent is unreachable"`},
+		{"store down", Readiness{Store: Health{Status: HealthUnavailable, Error: "closed"}, Agents: []AgentHealth{{Name: "a", Health: ok}}}, 503,
+			`"message":"the bridge's store is not available"`, `reason="the bridge's store is not available"`},
+		{"no agents", Readiness{Store: ok}, 200, `"agents":[]`, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			h := New(Options{Catalog: readiness{rd: tt.rd}})
+			var logged bytes.Buffer
+			h := New(Options{Catalog: readiness{rd: tt.rd}, Logger: slog.New(slog.NewTextHandler(&logged, nil))})
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
 			if rec.Code != tt.status || !strings.Contains(rec.Body.String(), tt.want) {
 				t.Fatalf("GET /readyz = %d %s; want %d with %s", rec.Code, rec.Body, tt.status, tt.want)
+			}
+			// The log names each unreachable agent and why; the body,
+			// which clients read, names no host.
+			if tt.log != "" && !strings.Contains(logged.String(), tt.log) {
+				t.Errorf("log = %q, want it to hold %s", logged.String(), tt.log)
+			}
+			if strings.Contains(rec.Body.String(), "http://a/") {
+				t.Errorf("body names the agent's URL: %s", rec.Body)
 			}
 			var body struct {
 				Agents []AgentHealth `json:"agents"`
