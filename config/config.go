@@ -700,7 +700,7 @@ var (
 	_ yaml.Unmarshaler = (*Agent)(nil)
 )
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -2,11 +2,15 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"reflect"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -44,7 +48,7 @@ func Load(path string) (*Config, error) {
 // Keys that are absent (or null) take their defaults; keys written explicitly
 // keep their value, so "timeouts: {run: 0}" is reported, not defaulted.
 //
-// A YAML syntax error is returned as is. Everything else — an unset variable,
+// A YAML syntax error is a *ValidationError naming its line. Everything else — an unset variable,
 // an unknown key, a value of the wrong type, a failed validation rule — is
 // collected into one *ValidationError naming each offending path and line.
 func Parse(data []byte, lookupEnv func(string) (string, bool)) (*Config, error) {
@@ -54,7 +58,7 @@ func Parse(data []byte, lookupEnv func(string) (string, bool)) (*Config, error) 
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, syntaxError(data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
@@ -77,11 +81,17 @@ func Parse(data []byte, lookupEnv func(string) (string, bool)) (*Config, error) 
 			walked:    map[walkKey]bool{},
 			expanded:  map[*yaml.Node]bool{},
 			fromEnv:   map[*yaml.Node]bool{},
+			bad:       map[*yaml.Node]bool{},
+			pruned:    map[*yaml.Node]bool{},
 		}
 		s.walk(root, reflect.TypeFor[Config](), "")
-		if len(s.problems) > 0 {
+		if len(s.problems) > 0 && s.bad[root] {
 			return nil, &ValidationError{Problems: s.problems}
 		}
+		// What the walk found is taken out of the tree (a bad value keeps
+		// its default) so that the rest is still decoded and validated:
+		// a bad duration must not hide an invalid name further down.
+		s.prune(&doc)
 		// The schema walk above already rejected unknown keys with their
 		// paths; KnownFields stays on so that a gap in the walk still fails
 		// loudly rather than dropping a key. The expanded tree is re-encoded
@@ -93,14 +103,28 @@ func Parse(data []byte, lookupEnv func(string) (string, bool)) (*Config, error) 
 		strict := yaml.NewDecoder(bytes.NewReader(text))
 		strict.KnownFields(true)
 		if err := strict.Decode(c); err != nil {
+			if len(s.problems) > 0 {
+				return nil, &ValidationError{Problems: s.problems}
+			}
 			return nil, fmt.Errorf("config: %w", err)
 		}
+		problems := s.problems
 		if err := c.Validate(); err != nil {
-			ve := err.(*ValidationError)
-			for i := range ve.Problems {
-				ve.Problems[i].Line = s.line(ve.Problems[i].Path)
+			for _, p := range err.(*ValidationError).Problems {
+				if s.covered(p.Path) {
+					continue // a consequence of a value already reported
+				}
+				p.Line = s.line(p.Path)
+				problems = append(problems, p)
 			}
-			return nil, ve
+		}
+		if len(problems) > 0 {
+			// In the order of the file: the schema's and the rules'
+			// problems interleave. Lines unknown (0) go last.
+			slices.SortStableFunc(problems, func(a, b Problem) int {
+				return cmp.Compare(lineOrder(a.Line), lineOrder(b.Line))
+			})
+			return nil, &ValidationError{Problems: problems}
 		}
 		return c, nil
 	}
@@ -108,6 +132,96 @@ func Parse(data []byte, lookupEnv func(string) (string, bool)) (*Config, error) 
 		return nil, err
 	}
 	return c, nil
+}
+
+func lineOrder(l int) int {
+	if l == 0 {
+		return math.MaxInt
+	}
+	return l
+}
+
+// prune takes the bad nodes out of the tree: a mapping loses the entry,
+// a list keeps the place (null) so the paths of the items after it hold.
+func (s *schema) prune(n *yaml.Node) {
+	if n == nil || s.pruned[n] {
+		return
+	}
+	s.pruned[n] = true
+	bad := func(c *yaml.Node) bool {
+		return s.bad[c] || c.Kind == yaml.AliasNode && c.Alias != nil && s.bad[c.Alias]
+	}
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for i, c := range n.Content {
+			if bad(c) {
+				n.Content[i] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null", Line: c.Line}
+				continue
+			}
+			s.prune(c)
+		}
+	case yaml.MappingNode:
+		kept := make([]*yaml.Node, 0, len(n.Content))
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if bad(k) || bad(v) {
+				continue
+			}
+			s.prune(v)
+			kept = append(kept, k, v)
+		}
+		n.Content = kept
+	case yaml.AliasNode:
+		s.prune(n.Alias)
+	}
+}
+
+// covered reports whether a problem at path follows from one the walk
+// already reported: at the same path, inside it, or around it (the
+// document itself excepted).
+func (s *schema) covered(path string) bool {
+	within := func(inner, outer string) bool {
+		return outer != "" && (inner == outer || strings.HasPrefix(inner, outer+".") || strings.HasPrefix(inner, outer+"["))
+	}
+	for _, p := range s.problems {
+		if within(path, p.Path) || within(p.Path, path) {
+			return true
+		}
+	}
+	return false
+}
+
+// yamlLineRE matches the position yaml.v3 puts in its syntax errors.
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// syntaxError reports a YAML syntax error at the line it is on. yaml.v3
+// names the line where the enclosing block starts (an agent's "- name:"
+// line for a key indented one space too far three lines below), so the
+// line is found again: the first prefix of the file that fails the same
+// way ends on it. Files above 64 KiB keep yaml.v3's line.
+func syntaxError(data []byte, err error) error {
+	m := yamlLineRE.FindStringSubmatchIndex(err.Error())
+	if m == nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	msg := err.Error()[m[1]:]
+	line, _ := strconv.Atoi(err.Error()[m[2]:m[3]])
+	if len(data) <= 64<<10 {
+		lines := bytes.SplitAfter(data, []byte("\n"))
+		for k := max(line, 1); k <= len(lines); k++ {
+			var n yaml.Node
+			perr := yaml.Unmarshal(bytes.Join(lines[:k], nil), &n)
+			if perr != nil && strings.HasSuffix(perr.Error(), ": "+msg) {
+				line = k
+				break
+			}
+		}
+	}
+	return &ValidationError{Problems: []Problem{{
+		Message: "not valid YAML: " + msg + " (look for a key indented differently from the keys beside it, " +
+			"or a value holding \": \" or \" #\" that needs quotes)",
+		Line: line,
+	}}}
 }
 
 // schema walks the YAML tree alongside the Go type it will decode into: it
@@ -121,6 +235,8 @@ type schema struct {
 	walked    map[walkKey]bool    // bounds work on alias-heavy documents
 	expanded  map[*yaml.Node]bool // an aliased scalar is expanded once
 	fromEnv   map[*yaml.Node]bool // changed by expansion: never echoed, it may be a secret
+	bad       map[*yaml.Node]bool // nodes with a problem: pruned before decoding
+	pruned    map[*yaml.Node]bool // each node once: aliases share nodes
 }
 
 type walkKey struct {
@@ -130,8 +246,11 @@ type walkKey struct {
 
 var durationType = reflect.TypeFor[Duration]()
 
-func (s *schema) add(path string, line int, format string, args ...any) {
-	s.problems = append(s.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...), Line: line})
+// add reports a problem with node n at path. The node is marked bad: prune
+// takes it out before the rest of the document is decoded and validated.
+func (s *schema) add(path string, n *yaml.Node, format string, args ...any) {
+	s.problems = append(s.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...), Line: n.Line})
+	s.bad[n] = true
 }
 
 // line returns the line of path, or of its nearest ancestor that has one.
@@ -190,7 +309,7 @@ func (s *schema) walk(n *yaml.Node, t reflect.Type, path string) {
 		// Null means "not set": the default stays. A null list item, though,
 		// would decode to an agent with no defaults at all.
 		if t.Kind() == reflect.Struct && strings.HasSuffix(path, "]") {
-			s.add(path, n.Line, "empty entry")
+			s.add(path, n, "empty entry")
 		}
 		return
 	}
@@ -204,7 +323,7 @@ func (s *schema) walk(n *yaml.Node, t reflect.Type, path string) {
 			if s.fromEnv[n] {
 				err = errors.New("invalid duration (from the environment): want a number with a unit, such as 500ms, 30s, 2m or 1h")
 			}
-			s.add(path, n.Line, "%v", err)
+			s.add(path, n, "%v", err)
 		}
 	case t.Kind() == reflect.String:
 		s.scalar(n, t, path)
@@ -215,9 +334,9 @@ func (s *schema) walk(n *yaml.Node, t reflect.Type, path string) {
 		var v bool
 		if n.Decode(&v) != nil {
 			if s.fromEnv[n] {
-				s.add(path, n.Line, "must be true or false (the value from the environment is not)")
+				s.add(path, n, "must be true or false (the value from the environment is not)")
 			} else {
-				s.add(path, n.Line, "must be true or false (got %q)", n.Value)
+				s.add(path, n, "must be true or false (got %q)", n.Value)
 			}
 		}
 	case t.Kind() == reflect.Int64:
@@ -227,9 +346,9 @@ func (s *schema) walk(n *yaml.Node, t reflect.Type, path string) {
 		var v int64
 		if n.Decode(&v) != nil {
 			if s.fromEnv[n] {
-				s.add(path, n.Line, "must be an integer (the value from the environment is not)")
+				s.add(path, n, "must be an integer (the value from the environment is not)")
 			} else {
-				s.add(path, n.Line, "must be an integer (got %q)", n.Value)
+				s.add(path, n, "must be an integer (got %q)", n.Value)
 			}
 		}
 	case t.Kind() == reflect.Bool:
@@ -238,7 +357,7 @@ func (s *schema) walk(n *yaml.Node, t reflect.Type, path string) {
 		}
 		var v bool
 		if n.Decode(&v) != nil {
-			s.add(path, n.Line, "must be true or false (got %q)", n.Value)
+			s.add(path, n, "must be true or false (got %q)", n.Value)
 		}
 	case t.Kind() == reflect.Float64:
 		if !s.scalar(n, t, path) {
@@ -247,14 +366,14 @@ func (s *schema) walk(n *yaml.Node, t reflect.Type, path string) {
 		var v float64
 		if n.Decode(&v) != nil {
 			if s.fromEnv[n] {
-				s.add(path, n.Line, "must be a number (the value from the environment is not)")
+				s.add(path, n, "must be a number (the value from the environment is not)")
 			} else {
-				s.add(path, n.Line, "must be a number (got %q)", n.Value)
+				s.add(path, n, "must be a number (got %q)", n.Value)
 			}
 		}
 	case t.Kind() == reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			s.add(path, n.Line, "must be a list, not %s", describe(n))
+			s.add(path, n, "must be a list, not %s", describe(n))
 			return
 		}
 		for i, e := range n.Content {
@@ -262,13 +381,13 @@ func (s *schema) walk(n *yaml.Node, t reflect.Type, path string) {
 		}
 	case t.Kind() == reflect.Map:
 		if n.Kind != yaml.MappingNode {
-			s.add(path, n.Line, "must be a mapping, not %s", describe(n))
+			s.add(path, n, "must be a mapping, not %s", describe(n))
 			return
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			key := n.Content[i]
 			if key.Kind != yaml.ScalarNode {
-				s.add(path, key.Line, "keys must be strings")
+				s.add(path, key, "keys must be strings")
 				continue
 			}
 			s.expand(key, t.Key(), path)
@@ -279,7 +398,7 @@ func (s *schema) walk(n *yaml.Node, t reflect.Type, path string) {
 	default:
 		// Only reachable if a field of a new type is added to Config without
 		// teaching the walk about it.
-		s.add(path, n.Line, "internal error: no schema for %s", t)
+		s.add(path, n, "internal error: no schema for %s", t)
 	}
 }
 
@@ -290,7 +409,7 @@ func (s *schema) mapping(n *yaml.Node, t reflect.Type, path string) {
 		if path == "" {
 			what = "a mapping of top-level keys (listen, store, server, agents, log, tracing)"
 		}
-		s.add(path, n.Line, "must be %s, not %s", what, describe(n))
+		s.add(path, n, "must be %s, not %s", what, describe(n))
 		return
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -307,16 +426,76 @@ func (s *schema) mapping(n *yaml.Node, t reflect.Type, path string) {
 			continue
 		}
 		if key.Kind != yaml.ScalarNode {
-			s.add(path, key.Line, "keys must be strings")
+			s.add(path, key, "keys must be strings")
 			continue
 		}
 		f, ok := fieldByKey(t, key.Value)
 		if !ok {
-			s.add(join(path, key.Value), key.Line, "unknown key")
+			s.add(join(path, key.Value), key, "unknown key%s", unknownKeyHint(t, key.Value))
 			continue
 		}
 		s.walk(val, f.Type, join(path, key.Value))
 	}
+}
+
+// unknownKeyHint suggests the key that was probably meant (a typo, a
+// missing s, another case), or else lists the keys allowed there.
+func unknownKeyHint(t reflect.Type, key string) string {
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && name != "-" && f.IsExported() {
+			keys = append(keys, name)
+		}
+	}
+	if m := closest(key, keys); m != "" {
+		return fmt.Sprintf(": did you mean %s?", m)
+	}
+	return "; known keys: " + strings.Join(keys, ", ")
+}
+
+// closest is the candidate a mistyped word most likely meant: the same but
+// for case, one a prefix of the other, or within a small edit distance
+// (adjacent letters swapped count as one edit); "" when none is close.
+func closest(word string, candidates []string) string {
+	best, bestD := "", math.MaxInt
+	for _, c := range candidates {
+		d := editDistance(strings.ToLower(word), strings.ToLower(c))
+		if lw, lc := strings.ToLower(word), strings.ToLower(c); len(word) >= 4 && len(c) >= 4 &&
+			(strings.HasPrefix(lc, lw) || strings.HasPrefix(lw, lc)) {
+			d = min(d, 1)
+		}
+		if limit := max(1, min(len(word), len(c))/4); d <= limit && d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// insertions, deletions, substitutions and swaps of adjacent bytes.
+func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }
 
 func fieldByKey(t reflect.Type, key string) (reflect.StructField, bool) {
@@ -344,7 +523,7 @@ func (s *schema) scalar(n *yaml.Node, t reflect.Type, path string) bool {
 		case t.Kind() == reflect.Bool:
 			want = "true or false"
 		}
-		s.add(path, n.Line, "must be %s, not %s", want, describe(n))
+		s.add(path, n, "must be %s, not %s", want, describe(n))
 		return false
 	}
 	s.expand(n, t, path)
@@ -362,7 +541,7 @@ func (s *schema) expand(n *yaml.Node, t reflect.Type, path string) {
 	}
 	v, errs := expand(n.Value, s.lookupEnv)
 	for _, e := range errs {
-		s.add(path, n.Line, "%s", e)
+		s.add(path, n, "%s", e)
 	}
 	if v == n.Value {
 		return

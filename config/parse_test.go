@@ -255,22 +255,25 @@ func TestParseSchemaErrors(t *testing.T) {
 		{
 			name: "top level",
 			yaml: "listn: :8080\nagents: [{name: a, url: 'http://a'}]",
-			want: []string{"listn: unknown key (line 1)"},
+			want: []string{"listn: unknown key: did you mean listen? (line 1)"},
 		},
 		{
 			name: "nested in agent",
 			yaml: "agents:\n  - name: a\n    url: http://a\n    timeout: 5s\n    timeouts: {run: 1m, idel: 1m}",
-			want: []string{"agents[0].timeout: unknown key (line 4)", "agents[0].timeouts.idel: unknown key (line 5)"},
+			want: []string{"agents[0].timeout: unknown key: did you mean timeouts? (line 4)", "agents[0].timeouts.idel: unknown key: did you mean idle? (line 5)"},
 		},
 		{
 			name: "store and server",
 			yaml: "store: {kind: redis, addr: x}\nserver: {maxBody: 1}\nagents: [{name: a, url: 'http://a'}]",
-			want: []string{"store.addr: unknown key (line 1)", "server.maxBody: unknown key (line 2)"},
+			want: []string{"store.addr: unknown key; known keys: kind, path, url, sentinel, cluster, username, password, tls, waitReplicas, waitTimeout, lease (line 1)",
+				// Reported beside the unknown key: the rules still run on the rest.
+				"store.url: required when kind is redis (or store.sentinel, or store.cluster) (line 1)",
+				"server.maxBody: unknown key: did you mean maxBodyBytes? (line 2)"},
 		},
 		{
 			name: "case matters",
 			yaml: "agents: [{name: a, url: 'http://a', statustext: none, InterruptTTL: 1m}]",
-			want: []string{"agents[0].statustext: unknown key (line 1)", "agents[0].InterruptTTL: unknown key (line 1)"},
+			want: []string{"agents[0].statustext: unknown key: did you mean statusText? (line 1)", "agents[0].InterruptTTL: unknown key: did you mean interruptTTL? (line 1)"},
 		},
 		{
 			name: "wrong shapes",
@@ -299,7 +302,7 @@ func TestParseSchemaErrors(t *testing.T) {
 				"log: must be a mapping of keys, not a scalar (line 1)",
 				`tracing.sampleRatio: must be a number (got "half") (line 2)`,
 				"tracing.exporter: must be a string, not a list (line 2)",
-				"tracing.endpont: unknown key (line 2)",
+				"tracing.endpont: unknown key: did you mean endpoint? (line 2)",
 			},
 		},
 		{
@@ -320,17 +323,18 @@ func TestParseSchemaErrors(t *testing.T) {
 		{
 			name: "not a mapping",
 			yaml: "- a\n- b",
-			want: []string{"(document): must be a mapping of top-level keys (listen, store, server, agents, log, tracing), not a list (line 1)"},
+			want: []string{"line 1: must be a mapping of top-level keys (listen, store, server, agents, log, tracing), not a list"},
 		},
 		{
 			name: "unknown key in merged anchor",
 			yaml: "x-base: &base {url: 'http://a', retries: 3}\nagents: [{<<: *base, name: a}]",
-			want: []string{"x-base: unknown key (line 1)", "agents[0].retries: unknown key (line 1)"},
+			want: []string{"x-base: unknown key; known keys: listen, store, server, agents, teams, log, tracing, auth, metrics, limits, redactKeys (line 1)",
+				"agents[0].retries: unknown key; known keys: name, url, card, description, headers, transports, timeouts, poll, statusText, interruptTTL, stateKey, a2ui, a2uiCatalogs, allow, auth, trust (line 1)"},
 		},
 		{
 			name: "more than one document",
 			yaml: "agents: [{name: a, url: 'http://a'}]\n---\nlisten: :1\n",
-			want: []string{"(document): holds more than one YAML document; the bridge reads exactly one (line 2)"},
+			want: []string{"line 2: holds more than one YAML document; the bridge reads exactly one"},
 		},
 		{
 			name: "validation with lines",
@@ -340,6 +344,21 @@ func TestParseSchemaErrors(t *testing.T) {
 				`agents[0].url: must be an http(s) URL (got "ftp://a") (line 4)`,
 				"agents[0].timeouts.run: must be > 0 (line 6)",
 				`agents[1].statusText: must be one of auto, message, activity, reasoning, none (got "loud") (line 9)`,
+			},
+		},
+		{
+			// A problem the walk finds does not hide the rules' problems
+			// elsewhere: every one is reported, in the order of the file.
+			name: "all problems at once",
+			yaml: "agents:\n  - name: Travel\n    url: http://x/\n    timeouts: {run: 5 minutes}\n    timeout: 1m\n" +
+				"  - name: Travel\n    url: http://y/\n    transports: [grpc, jsonrpc]\nteams:\n  - {name: t, strategy: router, members: [travl]}\n",
+			want: []string{
+				`agents[0].name: must match ^[a-z0-9][a-z0-9_-]{0,62}$: lowercase letters, digits, - and _, at most 63 characters (got "Travel") (line 2)`,
+				`agents[0].timeouts.run: invalid duration "5 minutes": want a number with a unit, such as 500ms, 30s, 2m or 1h (line 4)`,
+				"agents[0].timeout: unknown key: did you mean timeouts? (line 5)",
+				`agents[1].name: must match ^[a-z0-9][a-z0-9_-]{0,62}$: lowercase letters, digits, - and _, at most 63 characters (got "Travel") (line 6)`,
+				`agents[1].name: duplicate agent name "Travel" (also agents[0].name) (line 6)`,
+				`teams[0].members[0]: no agent is named "travl" (did you mean "Travel"?): a team's members are the names of agents listed under agents:, not teams (line 10)`,
 			},
 		},
 		{
@@ -416,15 +435,33 @@ agents:
 	}
 }
 
+// A YAML syntax error is reported at the line it is on, not at the line
+// where yaml.v3's enclosing block starts.
 func TestParseSyntaxError(t *testing.T) {
 	t.Parallel()
-	_, err := Parse([]byte("agents: [\n"), env(nil))
-	var ve *ValidationError
-	if err == nil || errors.As(err, &ve) {
-		t.Fatalf("Parse = %v, want a YAML syntax error", err)
+	tests := []struct {
+		name, yaml string
+		line       int
+		msg        string
+	}{
+		{"key indented too little", "agents:\n  - name: travel\n    url: http://x/\n   timeouts: {run: 1m}\n", 4, "did not find expected '-' indicator"},
+		{"key indented too far", "agents:\n  - name: travel\n    url: http://x/\n    timeouts:\n      run: 1m\n     idle: 2m\n", 6, "did not find expected key"},
+		{"unquoted colon", "listen: 127.0.0.1:8080\nagents:\n  - name: a\n    url: http://a\n    description: Books: flights\n", 5, "mapping values are not allowed in this context"},
+		{"unclosed list", "agents: [\n", 1, "did not find expected node content"},
 	}
-	if !strings.Contains(err.Error(), "line") {
-		t.Errorf("syntax error %q does not name a line", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse([]byte(tt.yaml), env(nil))
+			var ve *ValidationError
+			if !errors.As(err, &ve) || len(ve.Problems) != 1 {
+				t.Fatalf("Parse = %v, want one problem", err)
+			}
+			p := ve.Problems[0]
+			if p.Line != tt.line || !strings.HasPrefix(p.Message, "not valid YAML: "+tt.msg) {
+				t.Errorf("problem = %q at line %d, want %q at line %d", p.Message, p.Line, tt.msg, tt.line)
+			}
+		})
 	}
 }
 
@@ -443,7 +480,7 @@ func TestLoad(t *testing.T) {
 		t.Errorf("Load(good) = %+v, %v", c, err)
 	}
 	_, err := Load(bad)
-	want := bad + ": agents[0].timeout: unknown key (line 1)"
+	want := bad + ": agents[0].timeout: unknown key: did you mean timeouts? (line 1)"
 	if err == nil || err.Error() != want {
 		t.Errorf("Load(bad) error = %v, want %q", err, want)
 	}
@@ -604,9 +641,9 @@ func TestParseAuthAndTrust(t *testing.T) {
 	for _, w := range []string{
 		"agents[0].auth.forwardCallerToken: must be true or false (the value from the environment is not) (line 5)",
 		"agents[0].auth.bearer: must be a string, not a list (line 6)",
-		"agents[0].auth.oauth2.tokenUrl: unknown key (line 7)",
+		"agents[0].auth.oauth2.tokenUrl: unknown key: did you mean tokenURL? (line 7)",
 		`agents[0].trust.maxCardBytes: must be an integer (got "big") (line 9)`,
-		"agents[0].trust.allowHost: unknown key (line 10)",
+		"agents[0].trust.allowHost: unknown key: did you mean allowHosts? (line 10)",
 	} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("error lacks %q:\n%s", w, msg)

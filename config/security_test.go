@@ -141,7 +141,7 @@ func TestSecurityProblems(t *testing.T) {
 			[]string{"limits.perPrincipal.burst: only with requestsPerSecond (line 2)"}},
 		{"public not a bool", "metrics: {public: maybe}\n" + agent, []string{`metrics.public: must be true or false (got "maybe") (line 1)`}},
 		{"empty redact key", "redactKeys: [\"\"]\n" + agent, []string{"redactKeys[0]: must not be empty (line 1)"}},
-		{"unknown auth key", "auth: {users: []}\n" + agent, []string{"auth.users: unknown key (line 1)"}},
+		{"unknown auth key", "auth: {users: []}\n" + agent, []string{"auth.users: unknown key; known keys: mode, apiKeys, jwt (line 1)"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -24,10 +24,15 @@ type Problem struct {
 	Line int
 }
 
-// String formats p as "path: message", with " (line N)" when the line is known.
+// String formats p as "path: message", with " (line N)" when the line is
+// known; a problem of the document itself (a YAML syntax error) as
+// "line N: message".
 func (p Problem) String() string {
 	path := p.Path
 	if path == "" {
+		if p.Line > 0 {
+			return "line " + strconv.Itoa(p.Line) + ": " + p.Message
+		}
 		path = "(document)"
 	}
 	s := path + ": " + p.Message
@@ -157,7 +162,11 @@ func (t *Team) validate(ps *problems, path string, agents map[string]int) {
 	for i, m := range t.Members {
 		mp := fmt.Sprintf("%s.members[%d]", path, i)
 		if _, ok := agents[m]; !ok {
-			ps.add(mp, "%q is not one of agents: (a team's members are agents, not teams)", m)
+			hint := ""
+			if c := closest(m, sortedKeys(agents)); c != "" {
+				hint = fmt.Sprintf(" (did you mean %q?)", c)
+			}
+			ps.add(mp, "no agent is named %q%s: a team's members are the names of agents listed under agents:, not teams", m, hint)
 		}
 		if j, dup := seen[m]; dup {
 			ps.add(mp, "%q is already %s.members[%d]", m, path, j)
@@ -384,12 +393,14 @@ func (a *Agent) validate(ps *problems, path string) {
 	seen := map[string]bool{}
 	for i, t := range a.Transports {
 		tp := fmt.Sprintf("%s.transports[%d]", path, i)
-		switch t {
+		// Cards spell them in capitals, people often do not: any case is
+		// the same transport (the a2a package compares them so too).
+		switch canon := strings.ToUpper(t); canon {
 		case TransportJSONRPC, TransportHTTPJSON, TransportGRPC:
-			if seen[t] {
-				ps.add(tp, "%s is listed twice", t)
+			if seen[canon] {
+				ps.add(tp, "%s is listed twice", canon)
 			}
-			seen[t] = true
+			seen[canon] = true
 		default:
 			ps.add(tp, "must be one of JSONRPC, HTTP+JSON, GRPC (got %q)", t)
 		}

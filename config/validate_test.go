@@ -33,20 +33,21 @@ func TestValidate(t *testing.T) {
 		}, nil},
 		{"team problems", func(c *Config) {
 			c.Teams = []Team{
-				{Name: "travel", Strategy: "round-robin", Members: []string{"travel", "nobody", "travel"}},
+				{Name: "travel", Strategy: "round-robin", Members: []string{"travel", "nobody", "travel", "weather2"}},
 				{Name: "Desk", Members: nil},
 				{Name: "a", Strategy: StrategyRouter, Members: []string{"travel"}},
 				{Name: "a", Strategy: StrategySequential, Members: []string{"a"}},
 			}
 		}, []want{
 			{"teams[0].strategy", "must be router, parallel or sequential"},
-			{"teams[0].members[1]", `"nobody" is not one of agents`},
+			{"teams[0].members[1]", `no agent is named "nobody": a team's members are the names of agents listed under agents:, not teams`},
 			{"teams[0].members[2]", "is already teams[0].members[0]"},
+			{"teams[0].members[3]", `no agent is named "weather2" (did you mean "weather_2"?)`},
 			{"teams[0].name", "already an agent's name"},
 			{"teams[1].name", "must match"},
 			{"teams[1].strategy", "required"},
 			{"teams[1].members", "at least one member"},
-			{"teams[3].members[0]", `"a" is not one of agents`},
+			{"teams[3].members[0]", `no agent is named "a"`},
 			{"teams[3].name", `duplicate team name "a"`},
 		}},
 		{"listen empty", func(c *Config) { c.Listen = "" }, []want{{"listen", "required"}}},
@@ -178,9 +179,9 @@ func TestValidate(t *testing.T) {
 		}},
 		{"transports", func(c *Config) {
 			c.Agents[0].Transports = []string{"GRPC", "HTTP+JSON", "JSONRPC"}
-			c.Agents[1].Transports = []string{"jsonrpc", "GRPC", "GRPC", "REST"}
+			// Any case is the same transport: grpc is GRPC, listed twice.
+			c.Agents[1].Transports = []string{"jsonrpc", "grpc", "GRPC", "REST"}
 		}, []want{
-			{"agents[1].transports[0]", "must be one of JSONRPC, HTTP+JSON, GRPC"},
 			{"agents[1].transports[2]", "GRPC is listed twice"},
 			{"agents[1].transports[3]", "must be one of JSONRPC, HTTP+JSON, GRPC"},
 		}},
@@ -297,7 +298,7 @@ func TestValidationErrorFormat(t *testing.T) {
 	}}
 	want := "bridge.yaml: agents[0].timeout: unknown key (line 7)\n" +
 		"bridge.yaml: agents: at least one agent is required\n" +
-		"bridge.yaml: (document): holds more than one YAML document (line 3)"
+		"bridge.yaml: line 3: holds more than one YAML document"
 	if diff := cmp.Diff(want, e.Error()); diff != "" {
 		t.Errorf("Error() (-want +got):\n%s", diff)
 	}

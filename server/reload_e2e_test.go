@@ -229,7 +229,7 @@ func TestReloadUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	logs := waitLog(t, c, "config reload refused", 1)
-	if !strings.Contains(logs, path+": agentz: unknown key (line 3)") {
+	if !strings.Contains(logs, path+": agentz: unknown key: did you mean agents? (line 3)") {
 		t.Errorf("the refusal does not name the file, the key and its line:\n%s", logs)
 	}
 	// A listen change: refused, it needs a restart.
