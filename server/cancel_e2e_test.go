@@ -211,7 +211,7 @@ func TestCancelWhileStreaming(t *testing.T) {
 					t.Fatalf("cancel answers %+v %+v", views[0].Cancel, views[1].Cancel)
 				case c.Requested && !c.Repeated:
 					first++
-				case c.Repeated || c.TaskState == string(a2a.TaskStateCanceled):
+				case c.Repeated || c.TaskState == "canceled":
 					second++
 				}
 			}
@@ -221,7 +221,7 @@ func TestCancelWhileStreaming(t *testing.T) {
 			r := run.result(t)
 			wantCancelledRun(t, r, v1)
 			after := b.threadView(t, "counter", thread)
-			if after.ActiveRunID != "" || after.Task.State != string(a2a.TaskStateCanceled) {
+			if after.ActiveRunID != "" || after.Task.State != "canceled" {
 				t.Fatalf("thread after the cancel: %+v", after)
 			}
 			if got := b.demo.Cancels("counter"); countOf(got, a2a.TaskID(after.Task.ID)) != 1 {

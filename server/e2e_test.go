@@ -672,12 +672,12 @@ func TestThreadRoutes(t *testing.T) {
 	}
 	getJSON("GET", "/agents/asker/threads/th-routes", 200, &view)
 	if len(view.PendingInterrupts) != 1 || view.PendingInterrupts[0].ID != interrupt.ID ||
-		view.Task.State != string(a2a.TaskStateInputRequired) || len(view.Messages) != 2 || view.Messages[0].ID != "u1" ||
+		view.Task.State != "input_required" || len(view.Messages) != 2 || view.Messages[0].ID != "u1" ||
 		view.State["a2a"] == nil {
 		t.Fatalf("thread view %+v", view)
 	}
 	getJSON("POST", "/agents/asker/threads/th-routes/cancel", 200, &view)
-	if view.Cancel == nil || !view.Cancel.Requested || view.Cancel.TaskState != string(a2a.TaskStateCanceled) || len(view.PendingInterrupts) != 0 {
+	if view.Cancel == nil || !view.Cancel.Requested || view.Cancel.TaskState != "canceled" || len(view.PendingInterrupts) != 0 {
 		t.Fatalf("cancel %+v", view)
 	}
 	ag, err := a2a.Dial(t.Context(), a2a.Options{URL: b.demo.URL("asker")})

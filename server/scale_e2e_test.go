@@ -368,7 +368,7 @@ func TestScaleOutAcrossInstances(t *testing.T) {
 		// The second cancel sends nothing more: the run is still ending
 		// (repeated) or has ended with its task cancelled.
 		again := b.cancelThread(t, "counter", "th-cancel")
-		if c := again.Cancel; c == nil || !(c.Repeated || (!c.Requested && c.TaskState == "TASK_STATE_CANCELED")) {
+		if c := again.Cancel; c == nil || !(c.Repeated || (!c.Requested && c.TaskState == "canceled")) {
 			t.Fatalf("second cancel on B: %+v", again.Cancel)
 		}
 		wantCancelledRun(t, lr.result(t), true)

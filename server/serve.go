@@ -230,11 +230,45 @@ func withCallerAuthorization(next http.Handler, authn *auth.Authenticator) http.
 type threads struct{ svc *tasks.Service }
 
 func (t threads) Thread(ctx context.Context, agent, threadID string) (any, error) {
-	return t.svc.Thread(ctx, agent, threadID)
+	v, err := t.svc.Thread(ctx, agent, threadID)
+	if err != nil {
+		return nil, err
+	}
+	return spellStates(v), nil
 }
 
 func (t threads) Cancel(ctx context.Context, agent, threadID string) (any, error) {
-	return t.svc.Cancel(ctx, agent, threadID)
+	v, err := t.svc.Cancel(ctx, agent, threadID)
+	if err != nil {
+		return nil, err
+	}
+	return spellStates(v), nil
+}
+
+// spellStates writes the view's task states as the rest of what a client
+// sees spells them — "completed", as in the shared state's
+// a2a.task.state and the a2a:completed step — not as the store keeps
+// them (A2A v1.0's TASK_STATE_COMPLETED): one thread view, one spelling.
+func spellStates(v *tasks.ThreadView) *tasks.ThreadView {
+	if v.Task != nil {
+		v.Task.State = taskStateName(v.Task.State)
+	}
+	for _, m := range v.Members {
+		m.State = taskStateName(m.State)
+	}
+	if v.Cancel != nil {
+		v.Cancel.TaskState = taskStateName(v.Cancel.TaskState)
+	}
+	return v
+}
+
+// taskStateName turns TASK_STATE_INPUT_REQUIRED into input_required, as
+// the translator names states in steps and shared state.
+func taskStateName(s string) string {
+	if s == "" {
+		return ""
+	}
+	return strings.ToLower(strings.TrimPrefix(s, "TASK_STATE_"))
 }
 
 func (t threads) Follow(ctx context.Context, agent, threadID string, after int64) (aguihttp.Stream, error) {

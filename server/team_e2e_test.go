@@ -113,7 +113,7 @@ func TestTeamTwoInterruptsOneResume(t *testing.T) {
 			Pending []any                             `json:"pendingInterrupts"`
 		}
 		getJSON(t, b.url+"/agents/concierge/threads/"+thread, &view)
-		if len(view.Pending) != 0 || view.Members["asker"].State != "TASK_STATE_COMPLETED" || view.Members["approver"].State != "TASK_STATE_COMPLETED" {
+		if len(view.Pending) != 0 || view.Members["asker"].State != "completed" || view.Members["approver"].State != "completed" {
 			t.Fatalf("v1=%v: thread after the resume: %+v", v1, view)
 		}
 		// A client that reconnects reads the same attribution from the journal.

@@ -1117,7 +1117,7 @@ async function runCancel(s, version, url, timeoutMs, transport) {
   if (view.status !== 200) problems.push(`GET ${threadURL}: ${view.status ?? view.error}`);
   else {
     if (view.json.activeRunId) problems.push(`the thread still has an active run: ${view.json.activeRunId}`);
-    if (view.json.task?.state !== 'TASK_STATE_CANCELED') problems.push(`the thread's task is ${JSON.stringify(view.json.task)}, want TASK_STATE_CANCELED`);
+    if (view.json.task?.state !== 'canceled') problems.push(`the thread's task is ${JSON.stringify(view.json.task)}, want canceled`);
   }
   const received = async () => ((await sideRequest('GET', c.cancelsURL, deadline)).json?.taskIds ?? []).filter((id) => id === taskId).length;
   const n = await received();
