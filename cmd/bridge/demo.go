@@ -54,29 +54,42 @@ func cmdDemo(ctx context.Context, args []string, stdout io.Writer, log *slog.Log
 		return err
 	}
 	return server.Serve(ctx, cfg, log, server.Options{Listening: func(addr net.Addr) {
-		printDemo(stdout, "http://"+addr.String(), demo.Names(), cfg.Store.Path)
+		printDemo(stdout, "http://"+addr.String(), demo.Names(), demo.URL, cfg.Store.Path)
 	}})
 }
 
-func printDemo(w io.Writer, base string, names []string, storePath string) {
+// printDemo writes what to open and try. agentURL gives a demo agent's A2A
+// base URL, so that a newcomer can point a config of their own at one.
+func printDemo(w io.Writer, base string, names []string, agentURL func(string) string, storePath string) {
 	body := func(thread, text string) string {
 		return fmt.Sprintf(`'{"threadId":%q,"runId":"run-1","protocolVersion":"1.0","messages":[{"id":"msg-1","role":"user","content":%q}]}'`, thread, text)
 	}
+	// A resume names the pending interrupt's id, which the thread's
+	// snapshot lists first under pendingInterrupts: the printed lines read
+	// it into $ID so that they work as pasted (bash, zsh; no jq needed).
+	pending := func(agent, thread string) string {
+		return fmt.Sprintf(`ID=$(curl -s %s/agents/%s/threads/%s | grep -o '"pendingInterrupts":\[{"id":"[^"]*"' | cut -d'"' -f6)`+"\n", base, agent, thread)
+	}
 	resume := func(thread, text, payload string) string {
-		return fmt.Sprintf(`'{"threadId":%q,"runId":"run-2","protocolVersion":"1.0","messages":[{"id":"msg-1","role":"user","content":%q}],"resume":[{"interruptId":"INTERRUPT_ID","status":"resolved","payload":%s}]}'`, thread, text, payload)
+		return fmt.Sprintf(`'{"threadId":%q,"runId":"run-2","protocolVersion":"1.0","messages":[{"id":"msg-1","role":"user","content":%q}],"resume":[{"interruptId":"'"$ID"'","status":"resolved","payload":%s}]}'`, thread, text, payload)
 	}
 	post := "curl -N " + base + "/agents/%s -H 'Content-Type: application/json' -d %s\n"
 	// The console's URL comes first: it is what most people want to open.
-	fmt.Fprintf(w, "a2a-agui-bridge demo — open the console: %s/\n  %d demo A2A agents on loopback: %s\n  the bridge: %s (embedded store %s)\n\n",
-		base, len(names), strings.Join(names, ", "), base, storePath)
+	agentsAt := ""
+	if len(names) > 0 {
+		first := agentURL(names[0])
+		agentsAt = " at " + strings.TrimSuffix(first, names[0]+"/") + "<name>/ (e.g. " + first + ")"
+	}
+	fmt.Fprintf(w, "a2a-agui-bridge demo — open the console: %s/\n  %d demo A2A agents on loopback%s: %s\n  the bridge: %s (embedded store %s)\n\n",
+		base, len(names), agentsAt, strings.Join(names, ", "), base, storePath)
 	fmt.Fprintf(w, "Stream an answer (AG-UI events over SSE):\n  "+post, "streamer", body("t1", "Hello"))
 	fmt.Fprintf(w, "\nAn agent that narrates progress, then answers in an artifact:\n  "+post, "narrator", body("t2", "What is the answer?"))
 	fmt.Fprintf(w, "\nA failing agent (RUN_ERROR with code a2a_failed):\n  "+post, "failer", body("t3", "Do it"))
 	fmt.Fprintf(w, "\nHuman in the loop: an agent asks a question (the run ends with an interrupt outcome);\n"+
-		"answer it with a resume carrying the interrupt's id from the RUN_FINISHED event:\n  "+post+"  "+post,
-		"asker", body("t4", "What is the weather?"), "asker", resume("t4", "What is the weather?", `{"city":"Paris"}`))
-	fmt.Fprintf(w, "\nTool approval: a booking proposed as a tool call; approve, deny or edit it:\n  "+post+"  "+post,
-		"approver", body("t5", "Book my flight"), "approver", resume("t5", "Book my flight", `{"approved":true,"editedArgs":{"flight":"LH123","to":"Lisbon","date":"2026-12-24","passengers":3}}`))
+		"read the pending interrupt's id from the thread, then answer it with a resume:\n  "+post+"  %s  "+post,
+		"asker", body("t4", "What is the weather?"), pending("asker", "t4"), "asker", resume("t4", "What is the weather?", `{"city":"Paris"}`))
+	fmt.Fprintf(w, "\nTool approval: a booking proposed as a tool call; approve, deny or edit it:\n  "+post+"  %s  "+post,
+		"approver", body("t5", "Book my flight"), pending("approver", "t5"), "approver", resume("t5", "Book my flight", `{"approved":true,"editedArgs":{"flight":"LH123","to":"Lisbon","date":"2026-12-24","passengers":3}}`))
 	fmt.Fprintf(w, "\nShared state: data artifacts and UI keys arrive as STATE_DELTA under the \"a2a\" key; your keys stay yours:\n"+
 		"  curl -N %s/agents/dashboard -H 'Content-Type: application/json' -d %s\n", base,
 		`'{"threadId":"t6","runId":"run-1","protocolVersion":"1.0","state":{"userName":"Ada"},"messages":[{"id":"msg-1","role":"user","content":"Show me"}]}'`)
@@ -90,8 +103,8 @@ func printDemo(w io.Writer, base string, names []string, storePath string) {
 	fmt.Fprintf(w, "\nResume a thread's stream after the last event id you saw (then live until the run ends), or long-poll it:\n"+
 		"  curl -N %s/agents/streamer/threads/t1/events -H 'Last-Event-ID: 3'\n"+
 		"  curl '%s/agents/streamer/threads/t1/events?after=0&wait=10' -H 'Accept: application/json'\n", base, base)
-	fmt.Fprintf(w, "\nThe same runs over a WebSocket (%s/agents/{name}/ws), e.g. with websocat:\n"+
-		"  echo '{\"type\":\"run\",\"input\":{\"threadId\":\"t8\",\"runId\":\"run-1\",\"messages\":[{\"id\":\"m1\",\"role\":\"user\",\"content\":\"Hi\"}]}}' | websocat %s/agents/streamer/ws\n",
+	fmt.Fprintf(w, "\nThe same runs over a WebSocket (%s/agents/{name}/ws), e.g. from Node.js ≥ 22 (its built-in WebSocket; on Node 20 add --experimental-websocket):\n"+
+		"  node -e 'const ws = new WebSocket(\"%s/agents/streamer/ws\"); ws.onopen = () => ws.send(JSON.stringify({type: \"run\", input: {threadId: \"t8\", runId: \"run-1\", messages: [{id: \"m1\", role: \"user\", content: \"Hi\"}]}})); ws.onmessage = (e) => { console.log(e.data); if (/RUN_(FINISHED|ERROR)/.test(e.data)) ws.close(); }'\n",
 		strings.Replace(base, "http", "ws", 1), strings.Replace(base, "http", "ws", 1))
 	fmt.Fprintf(w, "\nTeams: several agents behind one endpoint, every event attributed to its member (subagentRunId):\n"+
 		"  parallel — the weather agent and the flight booker both ask; one resume answers both interrupts:\n  "+post+
