@@ -48,6 +48,8 @@
 //     result}]                     (marked ag-ui:tool-execution server), ARGS, END, one
 //                                  TOOL_CALL_RESULT containing `result`, one tool message
 //   streamed: true                 the answer came in at least two TEXT_MESSAGE_CONTENT deltas
+//   progress: ["…"]                status texts shown as progress (1.0.0: the a2a.status activity;
+//                                  older: CUSTOM a2a.status), never as assistant text
 //   never: ["…"]                   texts never shown in assistant messages or interrupt messages
 //                                  (every run of the row)
 //   state: pattern                 the client's final state matches (lib/harness.mjs matchJSON:
@@ -103,6 +105,7 @@ import { AUTH_REASON, anyString, dataURL, match, optional } from './lib/harness.
 const go = {
   streamerAnswer: (userText) => `You said: ${userText.replace(/[ .!?]+$/, '') || 'nothing'}. Here is a streamed answer.`,
   narratorAnswer: (userText) => `Here is what I found about “${userText}”: all sources agree.`,
+  narratorProgress: ['Looking into it…', 'Checking sources…', 'Writing the answer…'],
   replierAnswer: (userText) => `Hello! You said: ${userText}`,
   weatherAnswer: (city) => `The weather in ${city} is sunny.`,
   chatterAnswer: 'Hello, world',
@@ -222,7 +225,8 @@ export const scenarios = [
   { name: 'go-streamer-rest', agent: 'streamer-rest', text: story, expect: { answer: go.streamerAnswer(story) } },
   { name: 'go-streamer-grpc', agent: 'streamer-grpc', text: story, expect: { answer: go.streamerAnswer(story) } },
   { name: 'go-streamer-v03', agent: 'streamer-v03', text: story, expect: { answer: go.streamerAnswer(story) } },
-  { name: 'go-narrator', agent: 'narrator', text: search, expect: { answer: go.narratorAnswer(search) } },
+  // Status texts followed by an answer artifact are progress (statusText: auto).
+  { name: 'go-narrator', agent: 'narrator', text: search, expect: { answer: go.narratorAnswer(search), progress: go.narratorProgress } },
   { name: 'go-chatter', agent: 'chatter', text: 'Say hello', expect: { answer: go.chatterAnswer } },
   { name: 'go-cumulative', agent: 'cumulative', text: 'What is the answer?', expect: { answer: go.cumulativeAnswer } },
   { name: 'go-repeater', agent: 'repeater', text: 'Capital of France?', expect: { answer: go.repeaterAnswer } },

@@ -36,8 +36,9 @@ func (t *Translator) resumeFrom(events []agui.Event) {
 	var state []byte
 	pendingCalls := map[string]*ToolCallRef{}
 	parents := map[string]string{}
-	texted := map[string]bool{} // messages with text
-	aside := false              // status text was shown as progress
+	texted := map[string]bool{}  // messages with text
+	aside := false               // status text was shown as progress
+	var progress strings.Builder // and that text, for an answer made of it at completion
 	opening := 0
 	for _, e := range events {
 		switch e := e.(type) {
@@ -114,6 +115,10 @@ func (t *Translator) resumeFrom(events []agui.Event) {
 			case "a2a.status":
 				t.activityID = e.MessageID
 				aside = true
+				if text, ok := e.Content["text"].(string); ok {
+					progress.Reset() // the activity holds all of it
+					progress.WriteString(text)
+				}
 			case A2UIActivityType:
 				t.restoreA2UI(e)
 			}
@@ -127,6 +132,10 @@ func (t *Translator) resumeFrom(events []agui.Event) {
 				t.fileN++
 			case "a2a.status":
 				aside = true
+				var v struct{ Text string }
+				if json.Unmarshal(e.Value, &v) == nil {
+					progress.WriteString(v.Text) // a CUSTOM event holds one update
+				}
 			case A2UICustomName:
 				t.restoreA2UI(e)
 			}
@@ -154,6 +163,12 @@ func (t *Translator) resumeFrom(events []agui.Event) {
 		t.statusRole = autoAnswer
 	} else if aside {
 		t.statusRole = autoAside
+		if progress.Len() > 0 && t.taskID != "" {
+			// The progress shown so far: should nothing else answer, the
+			// answer at completion is made of it (answerFromStatus).
+			t.status = t.newStream("status:" + string(t.taskID))
+			t.status.text.WriteString(progress.String())
+		}
 	}
 	t.answered = len(texted) > 0
 }

@@ -25,9 +25,13 @@ type StatusTextPolicy string
 const (
 	// StatusAuto (the default) tells an answer from progress by what
 	// follows it. The first status text of a task is held until the next
-	// event decides: more status text while no artifact has answered
-	// means the agent answers in status messages (ADK streaming, Strands),
-	// and it is shown as assistant text from then on, streaming; answer
+	// event decides: more status text continuing it while no artifact has
+	// answered means the agent answers in status messages (ADK streaming,
+	// Strands), and it is shown as assistant text from then on, streaming;
+	// more status text starting a line of its own after a finished one
+	// ("Looking into it…", "Checking sources…") means progress notes,
+	// shown aside, and they become the answer at completion if nothing
+	// else answered; answer
 	// text in an artifact means status text is progress (Mastra opens
 	// every task with "Generating response..."), and it goes to the side
 	// as under StatusAsActivity. A task that completes with only the held
@@ -597,6 +601,15 @@ func (t *Translator) statusText(out []agui.Event, msg *a2a.Message, role statusR
 			// An artifact answered, or the task asks after what was held:
 			// that was progress, and so is later progress.
 			out = t.decideStatus(out, autoAside)
+		case role == statusProgress && strings.HasPrefix(delta, "\n"):
+			// A second status text that starts a line of its own after a
+			// finished one ("Looking into it…", "Checking sources…"):
+			// progress reports, not an answer streamed in pieces, which
+			// go on mid-sentence ("Hel", "lo, ") or restate what came
+			// before (cumulative text). Shown as progress from here; a
+			// task that completes with nothing else answering gets them
+			// as its answer then (answerFromStatus).
+			out = t.decideStatus(out, autoAside)
 		default:
 			// More status text with no artifact answering, or the task
 			// completes: the agent answers here.
@@ -606,7 +619,10 @@ func (t *Translator) statusText(out []agui.Event, msg *a2a.Message, role statusR
 	}
 	if t.statusRole == autoAside && role != statusProgress {
 		// Status text was progress; the task's question or closing
-		// remark is shown on its own.
+		// remark is shown on its own, and a closing remark answers.
+		if role == statusCompletion {
+			t.answered = true
+		}
 		return t.writeText(out, t.newStream("status-"+strconv.Itoa(int(role))+":"+string(t.taskID)), text)
 	}
 	s.text.WriteString(delta)
@@ -765,9 +781,13 @@ func (t *Translator) aside(out []agui.Event, s *textStream, delta string, policy
 }
 
 // answerFromStatus shows the accumulated status text as the answer when a
-// non-message policy kept it off screen and nothing else answered.
+// non-message policy (or StatusAuto, having taken it for progress) kept it
+// off screen and nothing else answered.
 func (t *Translator) answerFromStatus(out []agui.Event) []agui.Event {
-	if t.opt.StatusText == StatusAsMessage || t.opt.StatusText == StatusAuto || t.answered || t.status == nil {
+	// Under StatusAuto only text decided to be progress is still off
+	// screen here: what was held is settled by now.
+	if t.statusPolicy() == StatusAsMessage || t.opt.StatusText == StatusAuto && t.statusRole != autoAside ||
+		t.answered || t.status == nil {
 		return out
 	}
 	text := t.status.text.String()

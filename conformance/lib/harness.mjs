@@ -548,6 +548,25 @@ function reasoningProblems(texts, rec, messages, version) {
 }
 
 /**
+ * progressProblems: the agent's progress `texts` (status texts an answer
+ * artifact followed) are shown as progress, never as assistant text: on
+ * 1.0.0 in the run's "a2a.status" activity message, on older clients in
+ * CUSTOM "a2a.status" events (they reject activities).
+ */
+function progressProblems(texts, rec, messages, version) {
+  const p = [];
+  const answer = assistantText(messages);
+  for (const t of texts) if (answer.includes(t)) p.push(`progress ${JSON.stringify(t)} shown as assistant text ${JSON.stringify(answer)}`);
+  const shown =
+    version === '1.0.0'
+      ? JSON.stringify(messages.filter((m) => m.role === 'activity' && m.activityType === 'a2a.status').map((m) => m.content))
+      : JSON.stringify(customValues(rec, 'a2a.status'));
+  const how = version === '1.0.0' ? 'a2a.status activity' : 'CUSTOM a2a.status event';
+  for (const t of texts) if (!shown.includes(JSON.stringify(t).slice(1, -1))) p.push(`progress ${JSON.stringify(t)} in no ${how} (${shown})`);
+  return p;
+}
+
+/**
  * fileProblems: the files, in order, match `patterns` — as the content of
  * ACTIVITY_SNAPSHOT activities of type "a2a.file" on 1.0.0, as the values of
  * CUSTOM "a2a.file" events on older clients — and state a2a.files matches
@@ -682,6 +701,7 @@ function neverShownProblems(texts, rec, messages) {
  *   streamed: true                         the answer came in several deltas (streamedProblems)
  *   serverTools: [{name, args, result}]    calls the agent ran itself (serverToolProblems)
  *   never: ["text", …]                     texts never shown (neverShownProblems)
+ *   progress: ["text", …]                  shown as progress, not as answer (progressProblems)
  *   state: pattern                         the final shared state matches (matchJSON), the
  *                                          first state event is a snapshot, deltas stay
  *                                          under /a2a (stateProblems)
@@ -744,6 +764,7 @@ export function judge(expect, rec, messages, version, state) {
   if (expect.streamed) p.push(...streamedProblems(expect.answer, rec));
   if (expect.serverTools) p.push(...serverToolProblems(expect.serverTools, rec, messages));
   if (expect.never) p.push(...neverShownProblems(expect.never, rec, messages));
+  if (expect.progress) p.push(...progressProblems(expect.progress, rec, messages, version));
   if (expect.reasoning) p.push(...reasoningProblems(expect.reasoning, rec, messages, version));
   if (expect.files) p.push(...fileProblems(expect.files, expect.stateFiles ?? expect.files, rec, messages, state, version));
   return p;

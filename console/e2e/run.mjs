@@ -229,6 +229,24 @@ const scenarios = [
     },
   },
   {
+    name: 'console-narrator',
+    what: "pick narrator: its status texts shown as progress, not as an answer; the artifact's answer exactly once",
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      await pickAgent(page, 'narrator');
+      await send(page, 'What is A2A?');
+      await status(page, 'finished');
+      const answer = 'Here is what I found about “What is A2A?”: all sources agree.';
+      const bodies = (await assistantBody(page).allInnerTexts()).join('\n');
+      check(occurrences(bodies, answer) === 1, `answer shown ${occurrences(bodies, answer)} times in the assistant messages ${JSON.stringify(bodies)}`);
+      const progress = await page.locator('#timeline [data-kind="progress"] li').allInnerTexts();
+      for (const note of ['Looking into it…', 'Checking sources…', 'Writing the answer…']) {
+        check(!bodies.includes(note), `progress ${JSON.stringify(note)} shown as an assistant message: ${JSON.stringify(bodies)}`);
+        check(progress.includes(note), `progress ${JSON.stringify(note)} not among the progress lines ${JSON.stringify(progress)}`);
+      }
+    },
+  },
+  {
     name: 'console-auth',
     what: 'a bridge with an API key: the console lists nothing until the key is given, then streams with it',
     async run({ page, restartable }) {

@@ -169,6 +169,14 @@ function renderItem(item, model, ctx) {
           badge,
           renderSurfaces(surfaceOperations(model, item), { onAction: ctx.onA2UIAction, inert: Boolean(item.supersededBy), local: item.local }));
       }
+      if (item.activityType === 'a2a.status') {
+        // The agent's progress notes (status texts an answer followed,
+        // statusText auto), one line each, apart from the answer.
+        const lines = String(item.content?.text ?? '').split('\n').filter((l) => l.trim() !== '');
+        return h('div', { class: 'activity progress', dataset: { kind: 'progress' } },
+          h('header', {}, 'Progress', item.content?.state ? ` · ${item.content.state}` : '', badge),
+          h('ul', {}, lines.map((l) => h('li', {}, l))));
+      }
       return h('div', { class: 'activity', dataset: { kind: 'activity' } },
         h('header', {}, item.activityType, badge), h('pre', {}, JSON.stringify(item.content, null, 2)));
     case 'a2ui-action': {
