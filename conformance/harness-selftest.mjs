@@ -121,7 +121,7 @@ const frontend =
   };
 const frontendScenario = { tools: PAINT, frontendTool: { tool: 'paint', args: { color: 'blue' }, result: 'ok', answer: 'Painted (ok).' } };
 
-// Sign-in (AUTH_REQUIRED, README "Sign-in"): a stateful fake agent+bridge. Run
+// Sign-in (AUTH_REQUIRED, docs/mapping.md "Sign-in"): a stateful fake agent+bridge. Run
 // 1 ends in an a2a:auth_required interrupt carrying the sign-in details; the
 // harness signs in with POST /<case>/authorize?task=… and resumes. mode
 // "after": the resume answers only if the sign-in came before it; mode

@@ -179,15 +179,15 @@ async function setup() {
 }
 
 /**
- * readmeSnippet runs the README's Node WebSocket snippet (the js block after
+ * readmeSnippet runs docs/http.md's Node WebSocket snippet (the js block after
  * the ws-node-snippet marker) against the bridge's streamer, with the real
  * @ag-ui/client 1.0.0: what a user copies must work. Resolves to the
  * problems.
  */
 async function readmeSnippet(base) {
-  const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
+  const readme = fs.readFileSync(path.join(root, 'docs', 'http.md'), 'utf8');
   const m = /<!-- ws-node-snippet[^>]*-->\s*```js\n([\s\S]*?)```/.exec(readme);
-  if (!m) return ['README.md has no ws-node-snippet block'];
+  if (!m) return ['docs/http.md has no ws-node-snippet block'];
   const code = m[1]
     .replaceAll("'@ag-ui/client'", "'agui-client-1.0.0'")
     .replaceAll('ws://127.0.0.1:8080', base.replace(/^http/, 'ws'));

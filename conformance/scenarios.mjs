@@ -192,7 +192,7 @@ const dashboardState = {
 };
 // A file as shown (1.0 activity content, older clients' CUSTOM value) and as
 // kept in state a2a.files, which describes inline files without their bytes.
-// The bridge adds the A2A artifactId (not in the README's list of fields).
+// The bridge adds the A2A artifactId (not in docs/mapping.md's list of fields).
 const artifactId = optional(anyString);
 const thinkerChart = { artifactId, ...go.thinkerChart };
 const thinkerHello = { artifactId, mediaType: go.thinkerFile.mediaType, name: go.thinkerFile.name, size: go.thinkerFile.text.length };
@@ -340,7 +340,7 @@ export const scenarios = [
       args: go.painterArgs(),
       result: 'ok',
       answer: go.painterAnswer('ok'),
-      // The task completed with no closing message: no statusText left (README: it is the
+      // The task completed with no closing message: no statusText left (docs/mapping.md: it is the
       // message of the state the task is in, so the question goes once the task moves on).
       state: { a2a: { agent: 'painter', contextId: anyString, task: { id: anyString, state: 'completed' }, pendingInterrupts: optional(emptyList) } },
     },

@@ -86,7 +86,7 @@ func TestScaleOutSentinelFailover(t *testing.T) {
 		for i, f := range journal {
 			// A run that gave events up to the outage ends with
 			// store_unavailable, numbered after them: a write whose
-			// answer was lost may have landed (README, "Store outages").
+			// answer was lost may have landed (DEPLOY.md, "Store outages").
 			gaveUp := i == len(journal)-1 && f.seq > int64(i+1) && strings.Contains(f.data, `"code":"store_unavailable"`)
 			if f.seq != int64(i+1) && !gaveUp {
 				t.Fatalf("%s: journal frame %d has id %d: a gap or a repeat; it holds %s", cl.thread, i, f.seq, f.data)

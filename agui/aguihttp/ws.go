@@ -19,7 +19,7 @@ import (
 )
 
 // The bridge's WebSocket framing. AG-UI defines none (AGUI-PROTOCOL.md
-// §7.4), so this is part of the bridge's own contract (README, WebSocket):
+// §7.4), so this is part of the bridge's own contract (docs/http.md, WebSocket):
 //
 //	client → server, one JSON object per text message:
 //	  {"type":"run","input":<RunAgentInput>}             start a run

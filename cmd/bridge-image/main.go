@@ -23,7 +23,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// The image's layout: what the README, the Dockerfile and the Kubernetes
+// The image's layout: what docs/http.md (Container image), the Dockerfile and the Kubernetes
 // manifests rely on.
 const (
 	binaryPath = "/bridge"

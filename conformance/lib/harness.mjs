@@ -78,7 +78,7 @@ const wsAgents = new Map();
 
 /**
  * wsAgentClass is, for one client generation, an AbstractAgent whose run()
- * reads the bridge's WebSocket (README: WebSocket) instead of POSTing for
+ * reads the bridge's WebSocket (docs/http.md: WebSocket) instead of POSTing for
  * SSE: it opens /agents/<name>/ws, sends {"type":"run","input":…} and
  * hands each envelope's event to the client, whose own pipeline (1.0.0:
  * enforcement, chunk expansion, verifier; 0.0.x: verifier) then judges the
@@ -874,7 +874,7 @@ function bridgeStateProblems(s, expect, rec, state) {
 
 // ---- out-of-band sign-in (AUTH_REQUIRED) ----
 
-/** The interrupt reason of a sign-in (README: Human in the loop). */
+/** The interrupt reason of a sign-in (docs/mapping.md: Human in the loop). */
 export const AUTH_REASON = 'a2a:auth_required';
 const AUTHORIZE_WHEN = ['before-resume', 'during-resume'];
 
