@@ -170,6 +170,14 @@ async function openCopilotKit(page, url, agent) {
 
 const chatText = (page) => page.getByTestId('copilot-message-list').innerText();
 const idle = (page) => page.locator('.status[data-running="false"]').waitFor();
+// waitingFor waits until the CopilotKit page's status says an interrupt
+// waits for the user's `what` ("approval", "answer").
+async function waitingFor(page, what) {
+  const s = page.locator(`.status[data-waiting="${what}"]`);
+  await s.waitFor();
+  const text = await s.innerText();
+  check(text === `Waiting for your ${what}`, `the status while the interrupt waits: ${JSON.stringify(text)}`);
+}
 
 // chat sends one message through <CopilotChat>'s own input and send button.
 async function chat(page, text) {
@@ -674,6 +682,7 @@ const scenarios = [
       await part.getByText('Which city should I check?').waitFor();
       check((await part.getAttribute('data-member')) === 'asker', 'the question names its agent');
       await page.screenshot({ path: path.join(shots, 'copilotkit-asker-interrupted.png') });
+      await waitingFor(page, 'answer');
       await part.getByLabel('city').fill('Lisbon');
       await form.getByRole('button', { name: 'Send answer' }).click();
       await answered(page, 'The weather in Lisbon is sunny.');
@@ -694,8 +703,11 @@ const scenarios = [
       check(proposed.startsWith('book_flight(') && proposed.includes('"passengers":2'), `the proposed call is shown: ${proposed}`);
       const card = page.locator('[data-tool="book_flight"]');
       check((await card.count()) === 1, `${await card.count()} book_flight cards in the chat, want 1`);
+      // The run has ended, but the page does not say "Idle": an approval waits.
+      await waitingFor(page, 'approval');
       let answer;
       if (decision === 'approve') {
+        // Approve and Deny send at once: one click.
         await part.getByRole('button', { name: 'Approve', exact: true }).click();
         answer = 'Booked LH123 to Lisbon for 2 passengers. Confirmation ABC123.';
       } else if (decision === 'deny') {
@@ -708,9 +720,12 @@ const scenarios = [
         check(args.flight === 'LH123' && args.passengers === 2, `the editor holds the proposed arguments: ${JSON.stringify(args)}`);
         await area.fill(JSON.stringify({ ...args, passengers: 3 }, null, 2));
         answer = 'Booked LH123 to Lisbon for 3 passengers. Confirmation ABC123.';
+        // An edit is reviewed: it waits for the Send button.
+        await form.getByRole('button', { name: 'Send answer' }).click();
       }
-      await form.getByRole('button', { name: 'Send answer' }).click();
       await answered(page, answer);
+      await page.locator('.status[data-running="false"]:not([data-waiting])').waitFor();
+      check((await page.locator('.status').innerText()) === 'Idle', `the status after the answer: ${await page.locator('.status').innerText()}`);
       check((await form.count()) === 0, 'the interrupt form is gone');
       check((await card.count()) === 1, `after the resume ${await card.count()} book_flight cards, want 1`);
       // The bridge's record of the thread, which a replay or another tab
@@ -750,10 +765,11 @@ const scenarios = [
       await approval.getByText('Approve?').waitFor();
       await page.screenshot({ path: path.join(shots, 'copilotkit-team-interrupted.png') });
       const send = form.getByRole('button', { name: 'Send answers' });
+      await waitingFor(page, 'approval');
       await asks.getByLabel('city').fill('Lisbon');
       check(await send.isDisabled(), 'one answer of two does not send');
+      // Approving completes the answers: that click sends both, in one resume.
       await approval.getByRole('button', { name: 'Approve', exact: true }).click();
-      await send.click();
       await answered(page, 'The weather in Lisbon is sunny.');
       await answered(page, 'Booked LH123 to Lisbon for 2 passengers. Confirmation ABC123.');
       check((await form.count()) === 0, 'the interrupt form is gone');

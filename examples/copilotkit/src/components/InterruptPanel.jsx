@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { useAgent, useInterrupt } from '@copilotkit/react-core/v2';
 
 // InterruptPanel answers the run's interrupts (RUN_FINISHED with an interrupt
@@ -7,28 +7,53 @@ import { useAgent, useInterrupt } from '@copilotkit/react-core/v2';
 // id) records one answer and resumes once every open interrupt has one. A
 // team's members each raise their own, so this is one form with one part per
 // interrupt and one button that sends them all.
-export default function InterruptPanel() {
+//
+// onWaiting(kind) tells the page what the run waits for while the form is
+// up ("approval" when an interrupt is a tool approval, else "answer"), and
+// onWaiting(null) once it is answered: a finished run with an open
+// interrupt is not idle.
+export default function InterruptPanel({ onWaiting }) {
   const element = useInterrupt({
     renderInChat: false,
-    render: ({ interrupts, resolve }) => <InterruptForm key={interrupts.map((i) => i.id).join()} interrupts={interrupts} resolve={resolve} />,
+    render: ({ interrupts, resolve }) => (
+      <InterruptForm key={interrupts.map((i) => i.id).join()} interrupts={interrupts} resolve={resolve} onWaiting={onWaiting} />
+    ),
   });
   return element ?? null;
 }
 
-function InterruptForm({ interrupts, resolve }) {
+function InterruptForm({ interrupts, resolve, onWaiting }) {
   const { agent } = useAgent();
   const [answers, setAnswers] = useState({});
   const [sending, setSending] = useState(false);
-  const set = (id, answer) => setAnswers((old) => ({ ...old, [id]: answer }));
   const complete = interrupts.every((i) => answers[i.id] !== undefined);
+  const waitingFor = interrupts.some((i) => i.reason === 'tool_call') ? 'approval' : 'answer';
 
-  async function submit(event) {
+  useEffect(() => {
+    onWaiting?.(waitingFor);
+    return () => onWaiting?.(null);
+  }, [onWaiting, waitingFor]);
+
+  // set records one interrupt's answer. With sendNow (Approve and Deny: a
+  // decision needs no review) the form is sent at once when that answer
+  // completes it, so approving a lone call is one click; an edit or a typed
+  // answer waits for the Send button.
+  function set(id, answer, sendNow = false) {
+    const next = { ...answers, [id]: answer };
+    setAnswers(next);
+    if (sendNow && !sending && interrupts.every((i) => next[i.id] !== undefined)) send(next);
+  }
+
+  function submit(event) {
     event.preventDefault();
-    if (!complete) return;
+    if (complete) send(answers);
+  }
+
+  async function send(all) {
     setSending(true);
     try {
       // Each call but the last only records its answer; the last resumes.
-      for (const i of interrupts) await resolve(answers[i.id].payload, i.id);
+      for (const i of interrupts) await resolve(all[i.id].payload, i.id);
     } catch (err) {
       // The resume run failed: CopilotKit reports it to <CopilotChat>'s
       // onError (shown beside the chat) and drops the pending interrupts.
@@ -42,7 +67,13 @@ function InterruptForm({ interrupts, resolve }) {
       <h2>{interrupts.length === 1 ? 'The agent is waiting for you' : `The agents are waiting for you (${interrupts.length})`}</h2>
       {interrupts.map((i) =>
         i.reason === 'tool_call' ? (
-          <ToolApproval key={i.id} interrupt={i} toolCall={findToolCall(agent?.messages, i.toolCallId)} answer={answers[i.id]} onAnswer={(a) => set(i.id, a)} />
+          <ToolApproval
+            key={i.id}
+            interrupt={i}
+            toolCall={findToolCall(agent?.messages, i.toolCallId)}
+            answer={answers[i.id]}
+            onAnswer={(a, sendNow) => set(i.id, a, sendNow)}
+          />
         ) : (
           <Question key={i.id} interrupt={i} answer={answers[i.id]} onAnswer={(a) => set(i.id, a)} />
         ),
@@ -103,6 +134,8 @@ function Question({ interrupt, answer, onAnswer }) {
 // ToolApproval is an approval of a call the agent proposes: approve it as
 // proposed, deny it, or approve it with edited arguments (the bridge's
 // responseSchema for tool_call interrupts: {approved, editedArgs?}).
+// Approve and Deny answer with sendNow; an edit is sent with the form's
+// button.
 function ToolApproval({ interrupt, toolCall, answer, onAnswer }) {
   const proposed = toolCall?.function?.arguments ?? '{}';
   const [editing, setEditing] = useState(false);
@@ -133,10 +166,10 @@ function ToolApproval({ interrupt, toolCall, answer, onAnswer }) {
         </pre>
       )}
       <div className="actions">
-        <button type="button" aria-pressed={decision === 'approve'} onClick={() => (setEditing(false), onAnswer({ decision: 'approve', payload: { approved: true } }))}>
+        <button type="button" aria-pressed={decision === 'approve'} onClick={() => (setEditing(false), onAnswer({ decision: 'approve', payload: { approved: true } }, true))}>
           Approve
         </button>
-        <button type="button" aria-pressed={decision === 'deny'} onClick={() => (setEditing(false), onAnswer({ decision: 'deny', payload: { approved: false } }))}>
+        <button type="button" aria-pressed={decision === 'deny'} onClick={() => (setEditing(false), onAnswer({ decision: 'deny', payload: { approved: false } }, true))}>
           Deny
         </button>
         <button type="button" aria-pressed={editing} className="secondary" onClick={() => (setEditing(true), editDraft(draft))}>

@@ -18,6 +18,9 @@ export default function ChatView() {
   const { agent } = useAgent();
   const [error, setError, onChatError] = useRunError(agent);
   const [background, setBackground] = useState('');
+  // What a pending interrupt waits for ("approval", "answer"), from the
+  // interrupt form: the run has ended, but the agent is not idle.
+  const [waiting, setWaiting] = useState(null);
 
   return (
     <main
@@ -45,8 +48,8 @@ export default function ChatView() {
           <CopilotChat onError={onChatError} />
         </section>
         <aside className="side">
-          <p className="status" role="status" data-running={String(Boolean(agent?.isRunning))}>
-            {agent?.isRunning ? 'Running…' : 'Idle'}
+          <p className="status" role="status" data-running={String(Boolean(agent?.isRunning))} data-waiting={waiting ?? undefined}>
+            {agent?.isRunning ? 'Running…' : waiting ? `Waiting for your ${waiting}` : 'Idle'}
           </p>
           {error && (
             <div className="error" role="alert" data-code={error.code}>
@@ -57,7 +60,7 @@ export default function ChatView() {
               </button>
             </div>
           )}
-          <InterruptPanel />
+          <InterruptPanel onWaiting={setWaiting} />
           <SharedState />
         </aside>
       </div>
