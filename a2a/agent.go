@@ -14,6 +14,7 @@ import (
 	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpcv0 "github.com/a2aproject/a2a-go/v2/a2agrpc/v0"
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -159,6 +160,7 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 	jsonrpcClient := withFixup(hc, modeJSONRPC)
 	restClient := withFixup(hc, modeREST)
 	v03 := a2av0.NewJSONRPCTransportFactory(a2av0.JSONRPCTransportConfig{Client: jsonrpcClient})
+	v03REST := a2av0.NewRESTTransportFactory(a2av0.RESTTransportConfig{Client: restClient})
 
 	interceptors := []a2aclient.CallInterceptor{
 		// First, so the caller's own Authorization wins over the static
@@ -194,10 +196,19 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 			}
 			return a2agrpc.NewGRPCTransport(conn), nil
 		})),
-		// v0.3 peers: JSON-RPC only. The v0.3 REST compat client in v2.3.1
-		// speaks v1 paths and JSON (P10), so it is deliberately not
-		// registered.
+		// v0.3 peers over every binding. The v0.3 HTTP+JSON client speaks
+		// the v0.3 wire (/v1 paths, the google.a2a.v1 ProtoJSON) since
+		// a2a-go v2.4.0 (#371); v2.3.1's spoke v1 paths (P10).
 		a2aclient.WithCompatTransport(a2av0.Version, a2asdk.TransportProtocolJSONRPC, record(v03.Create)),
+		a2aclient.WithCompatTransport(a2av0.Version, a2asdk.TransportProtocolHTTPJSON, record(v03REST.Create)),
+		a2aclient.WithCompatTransport(a2av0.Version, a2asdk.TransportProtocolGRPC, record(func(_ context.Context, _ *a2asdk.AgentCard, iface *a2asdk.AgentInterface) (a2aclient.Transport, error) {
+			target, useTLS := grpcTarget(iface.URL)
+			conn, err := grpc.NewClient(target, grpcDialOptions(useTLS)...)
+			if err != nil {
+				return nil, err
+			}
+			return a2agrpcv0.NewGRPCTransport(conn), nil
+		})),
 		a2aclient.WithCallInterceptors(interceptors...),
 	)
 	client, err := factory.CreateFromCard(ctx, card)
