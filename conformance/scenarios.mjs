@@ -443,6 +443,22 @@ export const scenarios = [
     clients: INTERRUPT_CLIENTS,
   },
 
+  // The same agents offering ONLY HTTP+JSON (the 0.3.14 REST server), through
+  // a2a-go v2.4.0's v0.3 REST client: streaming, interrupt, resume.
+  { name: 'js03rest-streamer', agent: 'js03rest-streamer', text: story, expect: { answer: js03StreamerAnswer(story) } },
+  {
+    name: 'js03rest-asker-resume',
+    agent: 'js03rest-asker',
+    text: weather,
+    // The 0.3.14 REST server drops a part's metadata on the wire (the same
+    // agent over JSON-RPC keeps it; a2a-go's v0.3 REST client keeps what it
+    // gets), so the schema's media type marker is lost and the schema stays
+    // plain data in state: no responseSchema on this binding.
+    expect: { interrupt: true, question: JS_ASKER_QUESTION },
+    resume: { payload: { city: 'Paris' }, answer: jsAskerAnswer('Paris') },
+    clients: INTERRUPT_CLIENTS,
+  },
+
   // Agents built with Google ADK for JS and Mastra (issue 17): frameworks/scenarios.mjs.
   ...frameworkScenarios,
 ];
