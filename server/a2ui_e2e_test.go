@@ -193,8 +193,10 @@ func TestA2UIWizardResumes(t *testing.T) {
 	}
 }
 
-// TestA2UILiveDashboard: the monitor's streamed artifact is one activity,
-// opened by a snapshot and continued by deltas, that ends with the last
+// TestA2UILiveDashboard: the monitor's streamed artifact is one activity;
+// every change of it is a full snapshot with replace: true (no delta, as
+// @ag-ui/a2ui-middleware sends surfaces: renderers such as assistant-ui's
+// react-ag-ui read snapshots only), and the last one alone holds the last
 // data model values.
 func TestA2UILiveDashboard(t *testing.T) {
 	t.Parallel()
@@ -204,21 +206,28 @@ func TestA2UILiveDashboard(t *testing.T) {
 	r.wantAnswerOnce(t, agents.MonitorDone)
 	s := r.surfaces(t)
 	var snapshots, deltas int
+	var last *agui.ActivitySnapshot
 	for _, e := range r.events {
 		switch e := e.(type) {
 		case *agui.ActivitySnapshot:
 			if e.ActivityType == mapping.A2UIActivityType {
 				snapshots++
+				last = e
+				if e.Replace == nil || !*e.Replace {
+					t.Fatalf("a surface snapshot without replace: true:\n%s", r.body)
+				}
 			}
 		case *agui.ActivityDelta:
 			deltas++
 		}
 	}
-	if len(s) != 1 || snapshots == 0 || deltas == 0 {
-		t.Fatalf("want one surface with snapshots and deltas; %d surfaces, %d snapshots, %d deltas:\n%s", len(s), snapshots, deltas, r.body)
+	if len(s) != 1 || snapshots != 1+agents.MonitorTicks || deltas != 0 {
+		t.Fatalf("want one surface, a snapshot per change (%d) and no delta; %d surfaces, %d snapshots, %d deltas:\n%s",
+			1+agents.MonitorTicks, len(s), snapshots, deltas, r.body)
 	}
-	if ops := opsJSON(allOps(s)); !strings.Contains(ops, `"value":"done"`) || !strings.Contains(ops, "load 50%") {
-		t.Fatalf("the last values are missing: %s", ops)
+	b2, _ := json.Marshal(last.Content)
+	if ops := string(b2); !strings.Contains(ops, `"value":"done"`) || !strings.Contains(ops, "load 50%") || !strings.Contains(ops, "createSurface") {
+		t.Fatalf("the last snapshot does not hold the surface's current operations: %s", ops)
 	}
 }
 
