@@ -455,3 +455,37 @@ func TestA2UICapabilities(t *testing.T) {
 		}
 	}
 }
+
+// TestA2UIv10Planner: the planner's card lists only A2UI v1.0. The bridge
+// activates v1.0 and sends the renderer's capabilities as
+// a2uiRendererCapabilities (without them the agent shows no UI, A2UI
+// #2677); both of its parts are shown in one surface, the one marked by
+// mediaType alone and the one marked by metadata.mimeType beside the
+// generic mediaType application/json; an action reaches the agent as a
+// v1.0 A2UI part and gets its answer.
+func TestA2UIv10Planner(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	r := b.post(t, "planner", a2uiBody("th-plan", "run-1", true, map[string]any{}, userMsg("u1", "Plan it")))
+	r.check(t, true)
+	s := r.surfaces(t)
+	if len(s) != 1 {
+		t.Fatalf("want one surface activity, got %d:\n%s", len(s), r.body)
+	}
+	ops := opsJSON(allOps(s))
+	for _, want := range []string{`"createSurface"`, `"updateComponents"`, `"window seat"`, `"version":"v1.0"`, agents.A2UIv10Catalog} {
+		if !strings.Contains(ops, want) {
+			t.Fatalf("surface lacks %s: %s", want, ops)
+		}
+	}
+	if strings.Contains(string(r.body), "statusData") || strings.Contains(string(r.body), agents.PlannerNoUI) {
+		t.Fatalf("an A2UI part went to state, or the agent got no renderer capabilities:\n%s", r.body)
+	}
+
+	action := map[string]any{mapping.ForwardedA2UIAction: map[string]any{"version": "v1.0", "action": map[string]any{
+		"name": "confirm", "surfaceId": agents.PlannerSurface, "sourceComponentId": "confirm",
+		"timestamp": "2026-12-06T05:00:00Z", "context": map[string]any{"note": "aisle"}}}}
+	r2 := b.post(t, "planner", a2uiBody("th-plan", "run-2", true, action, userMsg("u1", "Plan it")))
+	r2.check(t, true)
+	r2.wantAnswerOnce(t, agents.PlannerConfirmed("aisle"))
+}
