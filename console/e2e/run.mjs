@@ -705,21 +705,6 @@ const scenarios = [
     },
   },
   {
-    name: 'copilotkit-a2ui-v1.0',
-    what: 'CopilotKit app: the planner\'s A2UI v1.0 card drawn by @copilotkit/a2ui-renderer; its Confirm button\'s action reaches the agent',
-    async run({ page, copilotkitURL }) {
-      await page.goto(`${copilotkitURL}/?agent=planner&view=a2ui`);
-      await page.getByRole('heading', { name: 'planner', exact: true }).waitFor();
-      await chat(page, 'Plan it');
-      await answered(page, 'Here is your plan.');
-      const surfaces = page.locator('[data-testid="copilot-message-list"] .a2ui-surface');
-      await surfaces.first().getByText('Plan (A2UI v1.0)').waitFor();
-      await page.screenshot({ path: path.join(shots, 'copilotkit-a2ui-v1.0.png') });
-      await surfaces.first().getByRole('button', { name: 'Confirm' }).click();
-      await answered(page, 'Planner confirmed: window seat.');
-    },
-  },
-  {
     name: 'copilotkit-counter-stream',
     what: 'CopilotKit app: the counter streams through the runtime (numbers shown while it runs), 1 to 100 once each',
     async run({ page, copilotkitURL }) {
