@@ -30,6 +30,11 @@ func fuzzA2UIPart(op, arg byte) *a2a.Part {
 	}
 	p := a2a.NewDataPart(data)
 	p.MediaType = A2UIMediaType
+	if arg&0x10 != 0 {
+		// Marked in the metadata beside the generic media type, as an
+		// @a2a-js/sdk 1.x agent marks it.
+		p.MediaType, p.Metadata = "application/json", map[string]any{"mimeType": A2UIMediaTypeV010}
+	}
 	return p
 }
 
