@@ -9,11 +9,13 @@ import (
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2aclient"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpcv0 "github.com/a2aproject/a2a-go/v2/a2agrpc/v0"
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -67,7 +69,20 @@ type Options struct {
 	// TrustedKeys, when set, make a card acceptable only with a signature
 	// that verifies against one of them. Default nil: signatures ignored.
 	TrustedKeys *KeySet
+	// ActivateExtensions are A2A extension URIs activated on every call
+	// (the A2A-Extensions service parameter: the X-A2A-Extensions header
+	// for v0.3 HTTP bindings, A2A-Extensions for v1.0, gRPC metadata)
+	// when, and only when, the agent's card declares them. Default none.
+	ActivateExtensions []string
 }
+
+// ADKReliabilityExtension is ADK Python's (>= 1.27) A2A extension "for
+// improved reliability" (adk-docs "A2A extension"; the URI ADK's own A2A
+// integration tests put in their cards). A client activating it makes the
+// ADK server use its new A2aAgentExecutor: user messages not duplicated in
+// the task history, the remote agent's outputs not turned into thoughts,
+// sub-agent output not lost (adk-python #7247, #6854).
+const ADKReliabilityExtension = "https://a2a-adk/a2a-extension/new-integration"
 
 // Binding is the card interface the client chose.
 type Binding struct {
@@ -159,6 +174,7 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 	jsonrpcClient := withFixup(hc, modeJSONRPC)
 	restClient := withFixup(hc, modeREST)
 	v03 := a2av0.NewJSONRPCTransportFactory(a2av0.JSONRPCTransportConfig{Client: jsonrpcClient})
+	v03REST := a2av0.NewRESTTransportFactory(a2av0.RESTTransportConfig{Client: restClient})
 
 	interceptors := []a2aclient.CallInterceptor{
 		// First, so the caller's own Authorization wins over the static
@@ -170,6 +186,15 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 	}
 	if o.Propagator != nil {
 		interceptors = append(interceptors, &traceInterceptor{prop: o.Propagator})
+	}
+	var activate []string
+	for _, uri := range o.ActivateExtensions {
+		if declaresExtension(card, uri) && !slices.Contains(activate, uri) {
+			activate = append(activate, uri)
+		}
+	}
+	if len(activate) > 0 {
+		interceptors = append(interceptors, &extensionInterceptor{uris: activate})
 	}
 	factory := a2aclient.NewFactory(
 		// Defaults off: the SDK defaults would use its own HTTP client with
@@ -194,10 +219,19 @@ func Dial(ctx context.Context, o Options) (*Agent, error) {
 			}
 			return a2agrpc.NewGRPCTransport(conn), nil
 		})),
-		// v0.3 peers: JSON-RPC only. The v0.3 REST compat client in v2.3.1
-		// speaks v1 paths and JSON (P10), so it is deliberately not
-		// registered.
+		// v0.3 peers over every binding. The v0.3 HTTP+JSON client speaks
+		// the v0.3 wire (/v1 paths, the google.a2a.v1 ProtoJSON) since
+		// a2a-go v2.4.0 (#371); v2.3.1's spoke v1 paths (P10).
 		a2aclient.WithCompatTransport(a2av0.Version, a2asdk.TransportProtocolJSONRPC, record(v03.Create)),
+		a2aclient.WithCompatTransport(a2av0.Version, a2asdk.TransportProtocolHTTPJSON, record(v03REST.Create)),
+		a2aclient.WithCompatTransport(a2av0.Version, a2asdk.TransportProtocolGRPC, record(func(_ context.Context, _ *a2asdk.AgentCard, iface *a2asdk.AgentInterface) (a2aclient.Transport, error) {
+			target, useTLS := grpcTarget(iface.URL)
+			conn, err := grpc.NewClient(target, grpcDialOptions(useTLS)...)
+			if err != nil {
+				return nil, err
+			}
+			return a2agrpcv0.NewGRPCTransport(conn), nil
+		})),
 		a2aclient.WithCallInterceptors(interceptors...),
 	)
 	client, err := factory.CreateFromCard(ctx, card)
@@ -285,14 +319,47 @@ func (a *Agent) ReportsInStoredTask() bool {
 // DeclaresExtension reports whether the card lists the A2A extension uri
 // (capabilities.extensions), so a client may activate it with the
 // A2A-Extensions header.
-func (a *Agent) DeclaresExtension(uri string) bool {
-	for _, e := range a.card.Capabilities.Extensions {
+func (a *Agent) DeclaresExtension(uri string) bool { return declaresExtension(a.card, uri) }
+
+func declaresExtension(card *AgentCard, uri string) bool {
+	for _, e := range card.Capabilities.Extensions {
 		if e.URI == uri {
 			return true
 		}
 	}
 	return false
 }
+
+// extensionInterceptor activates extensions on every call, beside those a
+// call activates itself (A2UI's, attached per run with WithHeaders): one
+// comma-separated A2A-Extensions value, the form every server splits,
+// whereas a second header line is lost on servers that read only the first.
+type extensionInterceptor struct {
+	a2aclient.PassthroughInterceptor
+	uris []string
+}
+
+func (x *extensionInterceptor) Before(ctx context.Context, req *a2aclient.Request) (context.Context, any, error) {
+	var all []string
+	for _, v := range req.ServiceParams.Get(extensionsParam) {
+		for u := range strings.SplitSeq(v, ",") {
+			if u = strings.TrimSpace(u); u != "" && !slices.Contains(all, u) {
+				all = append(all, u)
+			}
+		}
+	}
+	for _, u := range x.uris {
+		if !slices.Contains(all, u) {
+			all = append(all, u)
+		}
+	}
+	req.ServiceParams[extensionsParam] = []string{strings.Join(all, ", ")}
+	return ctx, nil, nil
+}
+
+// extensionsParam is the service parameter's key as ServiceParams keeps
+// it (lower case); the v0.3 transports send it as X-A2A-Extensions.
+const extensionsParam = "a2a-extensions"
 
 // SendStreaming sends msg with SendStreamingMessage. The request starts when
 // iteration starts; breaking out of the loop closes the stream but does not

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -85,6 +86,33 @@ func bindingCases() []bindingCase {
 			card: func(s *testServer) http.Handler { return rawCard(fmt.Sprintf(pureV03Card, s.URL+"/v03")) },
 			binding: func(s *testServer) Binding {
 				return Binding{Transport: TransportJSONRPC, ProtocolVersion: "0.3.0", URL: s.URL + "/v03"}
+			},
+		},
+		{
+			name: "v0.3 union card, HTTP+JSON only",
+			card: func(s *testServer) http.Handler {
+				return a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(testCard(s.iface("v03rest"))))
+			},
+			binding: func(s *testServer) Binding {
+				return Binding{Transport: TransportHTTPJSON, ProtocolVersion: "0.3", URL: s.URL + "/v03rest"}
+			},
+		},
+		{
+			name: "v0.3 pure card, HTTP+JSON only",
+			card: func(s *testServer) http.Handler {
+				return rawCard(strings.Replace(fmt.Sprintf(pureV03Card, s.URL+"/v03rest"), `"JSONRPC"`, `"HTTP+JSON"`, 1))
+			},
+			binding: func(s *testServer) Binding {
+				return Binding{Transport: TransportHTTPJSON, ProtocolVersion: "0.3.0", URL: s.URL + "/v03rest"}
+			},
+		},
+		{
+			name: "v0.3 union card, gRPC only",
+			card: func(s *testServer) http.Handler {
+				return a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(testCard(s.iface("v03grpc"))))
+			},
+			binding: func(s *testServer) Binding {
+				return Binding{Transport: TransportGRPC, ProtocolVersion: "0.3", URL: s.GRPCAddr}
 			},
 		},
 		{

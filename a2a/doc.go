@@ -1,16 +1,17 @@
 // Package a2a is everything A2A in the bridge: it resolves an agent's card,
 // builds one a2a-go v2 client per agent over the binding the card offers
-// (JSON-RPC, HTTP+JSON or gRPC at protocol 1.0, or JSON-RPC at 0.3 through
-// the SDK's compat layer), and exposes the calls the run orchestrator needs
+// (JSON-RPC, HTTP+JSON or gRPC, at protocol 1.0 or, through the SDK's
+// compat layer, 0.3), and exposes the calls the run orchestrator needs
 // as plain methods and iter.Seq2 streams. The rest of the bridge sees A2A
 // types only through the aliases declared here and never imports the SDK's
 // client packages.
 //
-// The package works around a2a-go v2.3.1 where it has to, each site citing
+// The package works around a2a-go (v2.4.0) where it has to, each site citing
 // the pitfall from docs/A2A-PROTOCOL.md §10: cards with ProtoJSON
 // {"list":[...]} scopes (P1) go through a tolerant parser, the HTTP client has
-// no overall timeout (P2), REST responses are repaired before the SDK decodes
-// them (P4), and v0.3 peers are reached over JSON-RPC only (P10).
+// no overall timeout (P2), and REST responses are repaired before the SDK
+// decodes them (P4). v2.4.0 fixed the v0.3 HTTP+JSON wire (P10, a2a-go #371),
+// so v0.3 peers are reached over every binding.
 //
 // # Errors
 //

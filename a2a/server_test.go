@@ -14,6 +14,7 @@ import (
 
 	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpcv0 "github.com/a2aproject/a2a-go/v2/a2agrpc/v0"
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"google.golang.org/grpc"
@@ -124,7 +125,8 @@ func (r *headerRecorder) get(method, header string) []string {
 
 // testServer serves one a2asrv handler over every binding: JSON-RPC at
 // /jsonrpc, REST at /rest/, REST answering application/a2a+json at
-// /rest-a2a/, v0.3 JSON-RPC at /v03, and gRPC on its own listener. Cards are
+// /rest-a2a/, v0.3 JSON-RPC at /v03, v0.3 HTTP+JSON at /v03rest/, and gRPC
+// (v1.0 and v0.3 services) on its own listener. Cards are
 // registered per test under /cards/<name>/.
 type testServer struct {
 	URL      string
@@ -148,6 +150,7 @@ func newTestServer(t *testing.T) *testServer {
 	mux.Handle("/rest/", http.StripPrefix("/rest", a2asrv.NewRESTHandler(h)))
 	mux.Handle("/rest-a2a/", http.StripPrefix("/rest-a2a", a2aJSONContentType(a2asrv.NewRESTHandler(h))))
 	mux.Handle("/v03", a2av0.NewJSONRPCHandler(h))
+	mux.Handle("/v03rest/", http.StripPrefix("/v03rest", a2av0.NewRESTHandler(h)))
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
@@ -157,6 +160,7 @@ func newTestServer(t *testing.T) *testServer {
 	}
 	gs := grpc.NewServer()
 	a2agrpc.NewHandler(h).RegisterWith(gs)
+	a2agrpcv0.NewHandler(h).RegisterWith(gs) // a2a.v1.A2AService beside lf.a2a.v1's
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = gs.Serve(lis) })
 	t.Cleanup(func() {
@@ -167,7 +171,7 @@ func newTestServer(t *testing.T) *testServer {
 }
 
 // iface returns the interface of this server for a binding name used in
-// the tests: jsonrpc, rest, rest-a2a, grpc, v03.
+// the tests: jsonrpc, rest, rest-a2a, grpc, v03, v03rest, v03grpc.
 func (s *testServer) iface(name string) *a2asdk.AgentInterface {
 	switch name {
 	case "jsonrpc":
@@ -180,6 +184,10 @@ func (s *testServer) iface(name string) *a2asdk.AgentInterface {
 		return a2asdk.NewAgentInterface(s.GRPCAddr, a2asdk.TransportProtocolGRPC)
 	case "v03":
 		return &a2asdk.AgentInterface{URL: s.URL + "/v03", ProtocolBinding: a2asdk.TransportProtocolJSONRPC, ProtocolVersion: a2av0.Version}
+	case "v03rest":
+		return &a2asdk.AgentInterface{URL: s.URL + "/v03rest", ProtocolBinding: a2asdk.TransportProtocolHTTPJSON, ProtocolVersion: a2av0.Version}
+	case "v03grpc":
+		return &a2asdk.AgentInterface{URL: s.GRPCAddr, ProtocolBinding: a2asdk.TransportProtocolGRPC, ProtocolVersion: a2av0.Version}
 	}
 	panic("unknown binding " + name)
 }

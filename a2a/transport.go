@@ -56,9 +56,10 @@ const (
 // fixupTransport repairs responses before the SDK's HTTP transports see them.
 //
 //   - Content-Type application/a2a+json (what the spec recommends and the JS
-//     SDK sends) becomes application/json: the v2.3.1 REST client decodes
-//     error bodies only for application/json and otherwise returns a bare
-//     ErrServerError (pitfall P4).
+//     SDK sends) and application/problem+json (a2a-go's own v0.3 HTTP+JSON
+//     server's errors) become application/json: the REST clients, v1.0 and
+//     v0.3, decode error bodies only for application/json and otherwise
+//     return a bare ErrServerError (pitfall P4, still so in v2.4.0).
 //   - REST 201/204 become 200: the REST client treats every non-200 as an
 //     error, but JS answers 201 on create and 204 on delete (P4).
 //   - A non-2xx response that cannot carry an A2A error (any JSON-RPC
@@ -76,7 +77,7 @@ func (t *fixupTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	mediaType, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if mediaType == "application/a2a+json" {
+	if mediaType == "application/a2a+json" || mediaType == "application/problem+json" {
 		resp.Header.Set("Content-Type", mime.FormatMediaType("application/json", params))
 		mediaType = "application/json"
 	}

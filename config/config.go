@@ -391,11 +391,20 @@ type Agent struct {
 	StateKey string `yaml:"stateKey"`
 
 	// A2UI says when the bridge activates the A2UI extension
-	// (https://a2ui.org/a2a-extension/a2ui/v0.8, v0.9, v0.10) on this agent's
+	// (https://a2ui.org/a2a-extension/a2ui/v0.8, v0.9, v0.9.1, v1.0) on this agent's
 	// calls: "auto" (default: for protocol 1.0 clients, when the card lists a
 	// version), "on" (for every client; older ones get CUSTOM a2ui events;
 	// v0.8 when the card lists none) or "off".
 	A2UI string `yaml:"a2ui"`
+
+	// ADKReliability says whether the bridge activates ADK Python's A2A
+	// extension "for improved reliability"
+	// (https://a2a-adk/a2a-extension/new-integration) on every call to this
+	// agent: "auto" (default: when the agent's card declares it) or "off".
+	// An ADK server given it stops duplicating user messages in the task
+	// history, stops turning outputs into thoughts and keeps sub-agent
+	// output. It is never sent to an agent whose card does not declare it.
+	ADKReliability string `yaml:"adkReliability"`
 
 	// A2UICatalogs are the A2UI catalog ids announced to the agent as the
 	// client's a2uiClientCapabilities when the client sends none. Optional;
@@ -538,7 +547,9 @@ func defaultAgent() Agent {
 		StatusText: DefaultStatusText,
 		StateKey:   DefaultStateKey,
 		A2UI:       A2UIAuto,
-		Trust:      Trust{MaxCardBytes: DefaultMaxCardBytes},
+		// Spelled as A2UI's "auto": the same word for "when the card says so".
+		ADKReliability: A2UIAuto,
+		Trust:          Trust{MaxCardBytes: DefaultMaxCardBytes},
 	}
 }
 
@@ -627,6 +638,7 @@ func (a *Agent) applyDefaults() {
 	setString(&a.StatusText, d.StatusText)
 	setString(&a.StateKey, d.StateKey)
 	setString(&a.A2UI, d.A2UI)
+	setString(&a.ADKReliability, d.ADKReliability)
 	if a.Trust.MaxCardBytes == 0 {
 		a.Trust.MaxCardBytes = d.Trust.MaxCardBytes
 	}

@@ -426,6 +426,11 @@ func (a *Agent) validate(ps *problems, path string) {
 	default:
 		ps.add(path+".a2ui", "must be one of auto, on, off (got %q)", a.A2UI)
 	}
+	switch a.ADKReliability {
+	case A2UIAuto, A2UIOff:
+	default:
+		ps.add(path+".adkReliability", "must be one of auto, off (got %q)", a.ADKReliability)
+	}
 	for i, c := range a.A2UICatalogs {
 		if strings.TrimSpace(c) == "" {
 			ps.add(fmt.Sprintf("%s.a2uiCatalogs[%d]", path, i), "must not be empty")

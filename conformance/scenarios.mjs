@@ -152,6 +152,8 @@ const goA2UI = {
   wizardDone: (dest, n) => `Your trip to ${dest} for ${n} travellers is planned.`,
   monitorDone: 'The dashboard finished its run.',
   monitorRefreshed: 'The dashboard refreshed at your request.',
+  plannerShown: 'Here is your plan.',
+  plannerConfirmed: (note) => `Planner confirmed: ${note}.`,
 };
 
 const weather = 'What is the weather?';
@@ -447,6 +449,22 @@ export const scenarios = [
     clients: INTERRUPT_CLIENTS,
   },
 
+  // The same agents offering ONLY HTTP+JSON (the 0.3.14 REST server), through
+  // a2a-go v2.4.0's v0.3 REST client: streaming, interrupt, resume.
+  { name: 'js03rest-streamer', agent: 'js03rest-streamer', text: story, expect: { answer: js03StreamerAnswer(story) } },
+  {
+    name: 'js03rest-asker-resume',
+    agent: 'js03rest-asker',
+    text: weather,
+    // The 0.3.14 REST server drops a part's metadata on the wire (the same
+    // agent over JSON-RPC keeps it; a2a-go's v0.3 REST client keeps what it
+    // gets), so the schema's media type marker is lost and the schema stays
+    // plain data in state: no responseSchema on this binding.
+    expect: { interrupt: true, question: JS_ASKER_QUESTION },
+    resume: { payload: { city: 'Paris' }, answer: jsAskerAnswer('Paris') },
+    clients: INTERRUPT_CLIENTS,
+  },
+
   // Agents built with Google ADK for JS and Mastra (issue 17): frameworks/scenarios.mjs.
   ...frameworkScenarios,
 ];
@@ -500,8 +518,23 @@ function a2uiRows() {
       },
       clients: ['1.0.0'],
     },
+    // A2UI v1.0 (the planner's card lists only v1.0): the bridge sends a2uiRendererCapabilities
+    // (without them the agent shows no UI), and shows both parts, one marked by mediaType
+    // alone, one by metadata.mimeType beside mediaType application/json; the action reaches it.
+    {
+      name: 'go-planner-a2ui-v1.0',
+      agent: 'planner',
+      text: 'Plan it',
+      a2ui: {
+        steps: [
+          { expect: { answer: goA2UI.plannerShown }, surface: ['"version":"v1.0"', '"createSurface"', '"window seat"'] },
+          { action: { version: 'v1.0', action: { name: 'confirm', surfaceId: 'planner', sourceComponentId: 'confirm', timestamp: '2026-12-06T05:00:00Z', context: { note: 'aisle' } } }, expect: { answer: goA2UI.plannerConfirmed('aisle') } },
+        ],
+      },
+      clients: ['1.0.0'],
+    },
     // A client before 1.0 that declares what it renders (a2uiClientCapabilities, as CopilotKit's
-    // example does) gets activities under a2ui: auto; 0.0.59's reducer applies the deltas.
+    // example does) gets activities under a2ui: auto; every change is a replacing snapshot.
     {
       name: 'go-monitor-a2ui-declared',
       agent: 'monitor',

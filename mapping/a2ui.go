@@ -20,45 +20,70 @@ import (
 // surface as one AG-UI activity of type A2UIActivityType.
 
 // A2UIVersion is a published A2UI version, spelled as its messages'
-// "version" member spells it.
+// "version" member and its extension URI spell it.
 type A2UIVersion string
 
-// The A2UI versions the bridge knows.
+// The A2UI versions the bridge knows. v1.0 is what A2UI first published as
+// v0.10 (A2UI #1563, #1725); cards that still list v0.10 are understood.
 const (
-	A2UIv08  A2UIVersion = "v0.8"
+	A2UIv08  A2UIVersion = "v0.8" // deprecated by A2UI, still spoken
 	A2UIv09  A2UIVersion = "v0.9"
+	A2UIv091 A2UIVersion = "v0.9.1"
 	A2UIv010 A2UIVersion = "v0.10"
+	A2UIv10  A2UIVersion = "v1.0"
 )
 
 // A2UIVersions are the known versions, newest first: when an agent's card
 // lists several, the bridge activates the newest.
-var A2UIVersions = []A2UIVersion{A2UIv010, A2UIv09, A2UIv08}
+var A2UIVersions = []A2UIVersion{A2UIv10, A2UIv010, A2UIv091, A2UIv09, A2UIv08}
 
 // ExtensionURI is the A2A extension URI of the version
-// (specification/v0_*/docs/a2ui_extension_specification.md).
+// (specification/v*/docs/a2ui_extension_specification.md).
 func (v A2UIVersion) ExtensionURI() string { return "https://a2ui.org/a2a-extension/a2ui/" + string(v) }
 
-// MediaType is the mimeType metadata the version's parts carry: v0.8 and
-// v0.9 spell it application/json+a2ui, v0.10 application/a2ui+json.
+// MediaType is the media type the version's parts carry: up to v0.9.1
+// application/json+a2ui, from v0.10 (v1.0) application/a2ui+json.
 func (v A2UIVersion) MediaType() string {
-	if v == A2UIv08 || v == A2UIv09 {
+	switch v {
+	case A2UIv08, A2UIv09, A2UIv091:
 		return A2UIMediaType
 	}
 	return A2UIMediaTypeV010
 }
 
+// CapabilitiesKey is the message metadata member that carries the
+// renderer's capabilities to an agent of the version: v1.0 renamed
+// a2uiClientCapabilities to a2uiRendererCapabilities (A2UI #2076), and an
+// agent of v1.0 reads a message without them as one that shows no UI
+// (capabilities apply per turn, A2UI #2677).
+func (v A2UIVersion) CapabilitiesKey() string {
+	if v == A2UIv10 {
+		return A2UIRendererCapabilities
+	}
+	return A2UIClientCapabilitiesKey
+}
+
 // StandardCatalog is the catalog every renderer of the version supports
-// (the bridge's console renders it), sent as a2uiClientCapabilities when
-// neither the client nor the configuration names catalogs.
+// (the bridge's console renders it), sent as the renderer's capabilities
+// when neither the client nor the configuration names catalogs.
 func (v A2UIVersion) StandardCatalog() string {
 	switch v {
 	case A2UIv08:
 		return "https://a2ui.org/specification/v0_8/standard_catalog_definition.json"
-	case A2UIv09:
+	case A2UIv09, A2UIv091:
 		return "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
+	case A2UIv010:
+		return "https://a2ui.org/specification/v0_10/catalogs/basic/catalog.json"
 	}
-	return "https://a2ui.org/specification/v0_10/catalogs/basic/catalog.json"
+	return "https://a2ui.org/specification/v1_0/catalogs/basic/catalog.json"
 }
+
+// The two names of the renderer's capabilities in message metadata (and in
+// forwardedProps, where a client may use either).
+const (
+	A2UIClientCapabilitiesKey = "a2uiClientCapabilities"   // v0.8 to v0.10
+	A2UIRendererCapabilities  = "a2uiRendererCapabilities" // v1.0 (A2UI #2076)
+)
 
 // A2UI media types: both spellings mark an A2UI part, whatever version the
 // agent speaks.
@@ -66,6 +91,11 @@ const (
 	A2UIMediaType     = "application/json+a2ui"
 	A2UIMediaTypeV010 = "application/a2ui+json"
 )
+
+// replaceActivity is every surface snapshot's replace member: the content
+// replaces what the client holds (AG-UI's default, stated as the
+// middleware states it).
+var replaceActivity = true
 
 // A2UIActivityType is the activityType of a surface's activity, the
 // convention of @ag-ui/a2ui-middleware and @copilotkit/a2ui-renderer.
@@ -85,19 +115,20 @@ const (
 	A2UICopilotOperationsKey = "a2ui_operations"
 )
 
-// isA2UIPart reports a data part marked as A2UI: by its media type (A2A
-// 1.0) or its metadata mimeType (v0.3, and what the A2UI extension
-// specification prescribes).
+// isA2UIPart reports a data part marked as A2UI by either its media type
+// (A2A 1.0) or its metadata mimeType (v0.3, and what the A2UI extension
+// specification prescribes and ADK's A2UI helper writes). Either suffices:
+// an @a2a-js/sdk 1.x agent sets the generic mediaType application/json on
+// every data part and marks A2UI in the metadata only.
 func isA2UIPart(p *a2a.Part) bool {
 	if _, ok := p.Content.(a2a.DataPart); !ok {
 		return false
 	}
-	mt := p.MediaType
-	if mt == "" {
-		mt, _ = p.Metadata["mimeType"].(string)
-	}
-	return mt == A2UIMediaType || mt == A2UIMediaTypeV010
+	meta, _ := p.Metadata["mimeType"].(string)
+	return isA2UIMediaType(p.MediaType) || isA2UIMediaType(meta)
 }
+
+func isA2UIMediaType(mt string) bool { return mt == A2UIMediaType || mt == A2UIMediaTypeV010 }
 
 // a2uiOp is one server-to-client A2UI message.
 type a2uiOp struct {
@@ -249,12 +280,14 @@ func (t *Translator) a2uiRepeats(surfaceID string, ops []a2uiOp) bool {
 	return true
 }
 
-// showSurface shows one message's operations on one surface. The first
-// ones open the surface's activity with a snapshot; later ones append to
-// its content with a delta, unless so much of the content has been
-// superseded (data model updates overwritten, components redefined) that a
-// compacted snapshot is the smaller message. A deleteSurface ends the
-// activity: a later createSurface opens a new one.
+// showSurface shows one message's operations on one surface. Every change
+// is a full ACTIVITY_SNAPSHOT with replace: true holding the surface's
+// current operations (what later ones supersede dropped, compactA2UI), as
+// @ag-ui/a2ui-middleware 0.0.10, the reference producer, sends them:
+// renderers are written for snapshots, and some (assistant-ui's
+// react-ag-ui) ignore ACTIVITY_DELTA, so a delta left the surface at its
+// first state. A deleteSurface ends the activity: a later createSurface
+// opens a new one.
 func (t *Translator) showSurface(out []agui.Event, surfaceID string, ops []a2uiOp) []agui.Event {
 	if t.a2ui.surfaces == nil {
 		t.a2ui.surfaces = map[string]*a2uiSurface{}
@@ -280,31 +313,11 @@ func (t *Translator) showSurface(out []agui.Event, surfaceID string, ops []a2uiO
 	}
 	if s == nil {
 		s = t.openSurface(surfaceID)
-		s.ops = compactA2UI(ops)
-		s.size = opsSize(s.ops)
-		out = t.emit(out, &agui.ActivitySnapshot{MessageID: s.activityID, ActivityType: A2UIActivityType,
-			Content: a2uiContent(s.ops)})
-	} else {
-		all := append(slices.Clip(s.ops), ops...)
-		compacted := compactA2UI(all)
-		added := opsSize(ops)
-		if len(compacted) < len(all) && opsSize(compacted) < (s.size+added)/2 {
-			s.ops = compacted
-			s.size = opsSize(compacted)
-			out = t.emit(out, &agui.ActivitySnapshot{MessageID: s.activityID, ActivityType: A2UIActivityType,
-				Content: a2uiContent(s.ops)})
-		} else {
-			s.ops = all
-			s.size += added
-			patch := make([]agui.PatchOp, 0, 2*len(ops))
-			for _, key := range []string{A2UIOperationsKey, A2UICopilotOperationsKey} {
-				for _, op := range ops {
-					patch = append(patch, agui.PatchOp{Op: "add", Path: "/" + key + "/-", Value: op.raw})
-				}
-			}
-			out = t.emit(out, &agui.ActivityDelta{MessageID: s.activityID, ActivityType: A2UIActivityType, Patch: patch})
-		}
 	}
+	s.ops = compactA2UI(append(slices.Clip(s.ops), ops...))
+	s.size = opsSize(s.ops)
+	out = t.emit(out, &agui.ActivitySnapshot{MessageID: s.activityID, ActivityType: A2UIActivityType,
+		Content: a2uiContent(s.ops), Replace: &replaceActivity})
 	t.endSurfaceIfDeleted(surfaceID, ops)
 	return out
 }

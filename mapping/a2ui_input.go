@@ -54,9 +54,27 @@ const (
 	// form ({version, action: …}).
 	ForwardedA2UIAction = "a2uiAction"
 	// ForwardedA2UICapabilities is the client's a2uiClientCapabilities
-	// (the catalogs it renders), passed to the agent as they are.
-	ForwardedA2UICapabilities = "a2uiClientCapabilities"
+	// (the catalogs it renders), passed to the agent as they are, under
+	// the name the activated version reads (A2UIVersion.CapabilitiesKey).
+	ForwardedA2UICapabilities = A2UIClientCapabilitiesKey
+	// ForwardedA2UIRendererCapabilities is the same under v1.0's name; a
+	// client may send either.
+	ForwardedA2UIRendererCapabilities = A2UIRendererCapabilities
 )
+
+// forwardedCapabilities is the client's A2UI capabilities object from
+// forwardedProps under either name (v1.0's first), or nil.
+func forwardedCapabilities(forwardedProps json.RawMessage) map[string]any {
+	for _, name := range []string{ForwardedA2UIRendererCapabilities, ForwardedA2UICapabilities} {
+		if raw := forwardedMember(forwardedProps, name); raw != nil {
+			var caps map[string]any
+			if json.Unmarshal(raw, &caps) == nil && caps != nil {
+				return caps
+			}
+		}
+	}
+	return nil
+}
 
 // ForwardedCopilotKitCatalog is what CopilotKit's provider sets in every
 // run's forwardedProps when it has an A2UI catalog to render with
@@ -75,11 +93,8 @@ func ClientRendersA2UI(v1 bool, forwardedProps json.RawMessage) bool {
 	if v1 {
 		return true
 	}
-	if raw := forwardedMember(forwardedProps, ForwardedA2UICapabilities); raw != nil {
-		var caps map[string]any
-		if json.Unmarshal(raw, &caps) == nil && caps != nil {
-			return true
-		}
+	if forwardedCapabilities(forwardedProps) != nil {
+		return true
 	}
 	var available bool
 	return json.Unmarshal(forwardedMember(forwardedProps, ForwardedCopilotKitCatalog), &available) == nil && available
@@ -232,17 +247,14 @@ func decodeA2UIAction(raw json.RawMessage, now func() time.Time) (map[string]any
 	return out, nil
 }
 
-// A2UIClientCapabilities is the a2uiClientCapabilities object every
+// A2UIClientCapabilities is the renderer's capabilities object every
 // message to the agent carries in its metadata: the client's own, when
-// its forwardedProps hold one, else the catalogs given (default: the
-// version's standard catalog), shaped as the version's schema says (v0.8:
-// {supportedCatalogIds}; later: keyed by version).
+// its forwardedProps hold one (under either name), else the catalogs given
+// (default: the version's standard catalog), shaped as the version's
+// schema says (v0.8: {supportedCatalogIds}; later: keyed by version).
 func A2UIClientCapabilities(forwardedProps json.RawMessage, version A2UIVersion, catalogs []string) any {
-	if raw := forwardedMember(forwardedProps, ForwardedA2UICapabilities); raw != nil {
-		var v map[string]any
-		if json.Unmarshal(raw, &v) == nil && v != nil {
-			return v
-		}
+	if caps := forwardedCapabilities(forwardedProps); caps != nil {
+		return caps
 	}
 	if len(catalogs) == 0 {
 		catalogs = []string{version.StandardCatalog()}
@@ -258,13 +270,14 @@ func A2UIClientCapabilities(forwardedProps json.RawMessage, version A2UIVersion,
 	return map[string]any{string(version): caps}
 }
 
-// WithA2UICapabilities returns msg's metadata with the client's A2UI
-// capabilities added, copying rather than changing a shared map.
-func WithA2UICapabilities(meta map[string]any, caps any) map[string]any {
+// WithA2UICapabilities returns msg's metadata with the renderer's A2UI
+// capabilities added under the name the version reads
+// (A2UIVersion.CapabilitiesKey), copying rather than changing a shared map.
+func WithA2UICapabilities(meta map[string]any, version A2UIVersion, caps any) map[string]any {
 	out := maps.Clone(meta)
 	if out == nil {
 		out = map[string]any{}
 	}
-	out[ForwardedA2UICapabilities] = caps
+	out[version.CapabilitiesKey()] = caps
 	return out
 }

@@ -30,6 +30,11 @@ func fuzzA2UIPart(op, arg byte) *a2a.Part {
 	}
 	p := a2a.NewDataPart(data)
 	p.MediaType = A2UIMediaType
+	if arg&0x10 != 0 {
+		// Marked in the metadata beside the generic media type, as an
+		// @a2a-js/sdk 1.x agent marks it.
+		p.MediaType, p.Metadata = "application/json", map[string]any{"mimeType": A2UIMediaTypeV010}
+	}
 	return p
 }
 
@@ -54,6 +59,8 @@ func TestChooseA2UI(t *testing.T) {
 	}{
 		{"auto, 1.0 client, newest listed", A2UIAuto, lists(A2UIv08, A2UIv09), true, A2UIv09},
 		{"auto, v0.10", A2UIAuto, lists(A2UIv010, A2UIv08), true, A2UIv010},
+		{"auto, v1.0 beside every other", A2UIAuto, lists(A2UIv08, A2UIv09, A2UIv091, A2UIv10), true, A2UIv10},
+		{"auto, v0.9.1 over v0.9", A2UIAuto, lists(A2UIv09, A2UIv091, A2UIv08), true, A2UIv091},
 		{"auto, older client", A2UIAuto, lists(A2UIv08), false, ""},
 		{"auto, card lists none", A2UIAuto, lists(), true, ""},
 		{"on, older client", A2UIOn, lists(A2UIv09), false, A2UIv09},
@@ -155,6 +162,8 @@ func TestA2UIClientCapabilities(t *testing.T) {
 		{"v0.8 default", ``, A2UIv08, nil, `{"supportedCatalogIds":["https://a2ui.org/specification/v0_8/standard_catalog_definition.json"]}`},
 		{"v0.9 configured", `{}`, A2UIv09, []string{"https://x/c.json"}, `{"v0.9":{"supportedCatalogIds":["https://x/c.json"]}}`},
 		{"the client's own", `{"a2uiClientCapabilities":{"v0.10":{"supportedCatalogIds":["mine"]}}}`, A2UIv010, []string{"ignored"}, `{"v0.10":{"supportedCatalogIds":["mine"]}}`},
+		{"v1.0 default", ``, A2UIv10, nil, `{"v1.0":{"supportedCatalogIds":["https://a2ui.org/specification/v1_0/catalogs/basic/catalog.json"]}}`},
+		{"the client's own under v1.0's name", `{"a2uiRendererCapabilities":{"v1.0":{"supportedCatalogIds":["mine"]}}}`, A2UIv10, nil, `{"v1.0":{"supportedCatalogIds":["mine"]}}`},
 	} {
 		got, _ := json.Marshal(A2UIClientCapabilities(json.RawMessage(tc.props), tc.version, tc.catalogs))
 		if diff := cmp.Diff(tc.want, string(got)); diff != "" {
@@ -164,8 +173,9 @@ func TestA2UIClientCapabilities(t *testing.T) {
 }
 
 // TestA2UICompaction: a live surface that keeps updating its data model
-// is not an ever-growing activity: once most of its content is
-// superseded, a snapshot of what still matters replaces it.
+// is not an ever-growing activity: every change is a snapshot (replace:
+// true, never a delta, as @ag-ui/a2ui-middleware sends them) of what still
+// matters.
 func TestA2UICompaction(t *testing.T) {
 	t.Parallel()
 	tr := New(Options{ThreadID: "th", RunID: "r", V1: true})
@@ -192,13 +202,16 @@ func TestA2UICompaction(t *testing.T) {
 			case *agui.ActivitySnapshot:
 				snapshots++
 				last = e.Content
+				if e.Replace == nil || !*e.Replace {
+					t.Fatalf("snapshot %d without replace: true", snapshots)
+				}
 			case *agui.ActivityDelta:
 				deltas++
 			}
 		}
 	}
-	if snapshots == 0 || deltas == 0 {
-		t.Fatalf("%d snapshots and %d deltas; want both", snapshots, deltas)
+	if snapshots != 50 || deltas != 0 {
+		t.Fatalf("%d snapshots and %d deltas; want a snapshot per update and no delta", snapshots, deltas)
 	}
 	if ops := tr.a2ui.surfaces["d"].ops; len(ops) > 10 {
 		t.Errorf("the activity holds %d operations after 50 updates of one value", len(ops))
@@ -269,11 +282,14 @@ func TestA2UITakeover(t *testing.T) {
 		for _, e := range out {
 			switch e := e.(type) {
 			case *agui.ActivitySnapshot:
+				if e.MessageID != first.a2ui.surfaces["s"].activityID {
+					t.Errorf("the snapshot goes to activity %s, not the journal's", e.MessageID)
+				}
+				if ops, _ := e.Content[A2UIOperationsKey].([]json.RawMessage); len(ops) != 3 {
+					t.Errorf("the snapshot holds %d operations, want the journal's two and the new one", len(ops))
+				}
 				shown = append(shown, "snapshot")
 			case *agui.ActivityDelta:
-				if e.MessageID != first.a2ui.surfaces["s"].activityID {
-					t.Errorf("the delta goes to activity %s, not the journal's", e.MessageID)
-				}
 				shown = append(shown, "delta")
 			case *agui.Custom:
 				if e.Name == A2UICustomName {
@@ -281,12 +297,62 @@ func TestA2UITakeover(t *testing.T) {
 				}
 			}
 		}
-		want := []string{"delta"}
+		want := []string{"snapshot"}
 		if !v1 {
 			want = []string{"custom"}
 		}
 		if diff := cmp.Diff(want, shown); diff != "" {
 			t.Errorf("v1=%v: A2UI events after the takeover (-want +got):\n%s", v1, diff)
+		}
+	}
+}
+
+// TestA2UICapabilitiesKey: the capabilities go under the name the
+// activated version reads: a2uiRendererCapabilities for v1.0 (A2UI #2076),
+// a2uiClientCapabilities before; the other name is never sent.
+func TestA2UICapabilitiesKey(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[A2UIVersion]string{A2UIv08: "a2uiClientCapabilities", A2UIv09: "a2uiClientCapabilities",
+		A2UIv091: "a2uiClientCapabilities", A2UIv010: "a2uiClientCapabilities", A2UIv10: "a2uiRendererCapabilities"} {
+		meta := WithA2UICapabilities(map[string]any{"k": "v"}, v, A2UIClientCapabilities(nil, v, nil))
+		if _, ok := meta[want]; !ok || len(meta) != 2 || meta["k"] != "v" {
+			t.Errorf("%s: metadata %v, want the capabilities under %s", v, meta, want)
+		}
+	}
+}
+
+// TestIsA2UIPart: either marking field makes a data part A2UI, whatever the
+// other says (@a2a-js/sdk 1.x sets mediaType application/json on every data
+// part; the A2UI extension specification marks metadata.mimeType).
+func TestIsA2UIPart(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string
+		mediaType string
+		mimeType  any
+		text      bool
+		want      bool
+	}{
+		{"mediaType v0.9", A2UIMediaType, nil, false, true},
+		{"mediaType v1.0", A2UIMediaTypeV010, nil, false, true},
+		{"metadata only", "", A2UIMediaType, false, true},
+		{"metadata beside the generic application/json", "application/json", A2UIMediaType, false, true},
+		{"metadata v1.0 beside application/json", "application/json", A2UIMediaTypeV010, false, true},
+		{"mediaType A2UI, metadata something else", A2UIMediaTypeV010, "application/json", false, true},
+		{"neither", "application/json", "application/json", false, false},
+		{"metadata not a string", "", 7, false, false},
+		{"a text part", A2UIMediaType, A2UIMediaType, true, false},
+	} {
+		p := a2a.NewDataPart([]any{})
+		if tc.text {
+			p = a2a.NewTextPart("x")
+		}
+		p.MediaType = tc.mediaType
+		if tc.mimeType != nil {
+			p.Metadata = map[string]any{"mimeType": tc.mimeType}
+		}
+		if got := isA2UIPart(p); got != tc.want {
+			t.Errorf("%s: isA2UIPart = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

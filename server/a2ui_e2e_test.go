@@ -193,8 +193,10 @@ func TestA2UIWizardResumes(t *testing.T) {
 	}
 }
 
-// TestA2UILiveDashboard: the monitor's streamed artifact is one activity,
-// opened by a snapshot and continued by deltas, that ends with the last
+// TestA2UILiveDashboard: the monitor's streamed artifact is one activity;
+// every change of it is a full snapshot with replace: true (no delta, as
+// @ag-ui/a2ui-middleware sends surfaces: renderers such as assistant-ui's
+// react-ag-ui read snapshots only), and the last one alone holds the last
 // data model values.
 func TestA2UILiveDashboard(t *testing.T) {
 	t.Parallel()
@@ -204,21 +206,28 @@ func TestA2UILiveDashboard(t *testing.T) {
 	r.wantAnswerOnce(t, agents.MonitorDone)
 	s := r.surfaces(t)
 	var snapshots, deltas int
+	var last *agui.ActivitySnapshot
 	for _, e := range r.events {
 		switch e := e.(type) {
 		case *agui.ActivitySnapshot:
 			if e.ActivityType == mapping.A2UIActivityType {
 				snapshots++
+				last = e
+				if e.Replace == nil || !*e.Replace {
+					t.Fatalf("a surface snapshot without replace: true:\n%s", r.body)
+				}
 			}
 		case *agui.ActivityDelta:
 			deltas++
 		}
 	}
-	if len(s) != 1 || snapshots == 0 || deltas == 0 {
-		t.Fatalf("want one surface with snapshots and deltas; %d surfaces, %d snapshots, %d deltas:\n%s", len(s), snapshots, deltas, r.body)
+	if len(s) != 1 || snapshots != 1+agents.MonitorTicks || deltas != 0 {
+		t.Fatalf("want one surface, a snapshot per change (%d) and no delta; %d surfaces, %d snapshots, %d deltas:\n%s",
+			1+agents.MonitorTicks, len(s), snapshots, deltas, r.body)
 	}
-	if ops := opsJSON(allOps(s)); !strings.Contains(ops, `"value":"done"`) || !strings.Contains(ops, "load 50%") {
-		t.Fatalf("the last values are missing: %s", ops)
+	b2, _ := json.Marshal(last.Content)
+	if ops := string(b2); !strings.Contains(ops, `"value":"done"`) || !strings.Contains(ops, "load 50%") || !strings.Contains(ops, "createSurface") {
+		t.Fatalf("the last snapshot does not hold the surface's current operations: %s", ops)
 	}
 }
 
@@ -445,4 +454,38 @@ func TestA2UICapabilities(t *testing.T) {
 			t.Errorf("%s: capabilities.a2ui = %s, want %s", agent, got, want)
 		}
 	}
+}
+
+// TestA2UIv10Planner: the planner's card lists only A2UI v1.0. The bridge
+// activates v1.0 and sends the renderer's capabilities as
+// a2uiRendererCapabilities (without them the agent shows no UI, A2UI
+// #2677); both of its parts are shown in one surface, the one marked by
+// mediaType alone and the one marked by metadata.mimeType beside the
+// generic mediaType application/json; an action reaches the agent as a
+// v1.0 A2UI part and gets its answer.
+func TestA2UIv10Planner(t *testing.T) {
+	t.Parallel()
+	b := startBridge(t, nil)
+	r := b.post(t, "planner", a2uiBody("th-plan", "run-1", true, map[string]any{}, userMsg("u1", "Plan it")))
+	r.check(t, true)
+	s := r.surfaces(t)
+	if len(s) != 1 {
+		t.Fatalf("want one surface activity, got %d:\n%s", len(s), r.body)
+	}
+	ops := opsJSON(allOps(s))
+	for _, want := range []string{`"createSurface"`, `"updateComponents"`, `"window seat"`, `"version":"v1.0"`, agents.A2UIv10Catalog} {
+		if !strings.Contains(ops, want) {
+			t.Fatalf("surface lacks %s: %s", want, ops)
+		}
+	}
+	if strings.Contains(string(r.body), "statusData") || strings.Contains(string(r.body), agents.PlannerNoUI) {
+		t.Fatalf("an A2UI part went to state, or the agent got no renderer capabilities:\n%s", r.body)
+	}
+
+	action := map[string]any{mapping.ForwardedA2UIAction: map[string]any{"version": "v1.0", "action": map[string]any{
+		"name": "confirm", "surfaceId": agents.PlannerSurface, "sourceComponentId": "confirm",
+		"timestamp": "2026-12-06T05:00:00Z", "context": map[string]any{"note": "aisle"}}}}
+	r2 := b.post(t, "planner", a2uiBody("th-plan", "run-2", true, action, userMsg("u1", "Plan it")))
+	r2.check(t, true)
+	r2.wantAnswerOnce(t, agents.PlannerConfirmed("aisle"))
 }

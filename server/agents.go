@@ -63,6 +63,9 @@ func newRemoteAgent(c config.Agent, inst instruments) *remoteAgent {
 		}
 		r.opts.TrustedKeys = ks
 	}
+	if c.ADKReliability != config.A2UIOff {
+		r.opts.ActivateExtensions = []string{a2a.ADKReliabilityExtension}
+	}
 	r.opts.Observer = r
 	r.res = a2a.NewResolver(r.opts)
 	return r

@@ -67,6 +67,13 @@ func startBridgeTraced(t *testing.T, opts agents.Options, tracing *observe.Traci
 	for _, name := range []string{"streamer", "asker", "failer", "narrator", "approver"} {
 		cfg.Agents = append(cfg.Agents, config.Agent{Name: name + "-v03", URL: demo.URLv03(name)})
 	}
+	// v0.3 agents offering only HTTP+JSON or only gRPC (a2a-go v2.4.0's
+	// compat transports; v2.3.1's v0.3 HTTP+JSON spoke v1 paths).
+	for _, name := range []string{"streamer", "asker", "failer"} {
+		cfg.Agents = append(cfg.Agents,
+			config.Agent{Name: name + "-v03rest", URL: demo.URLv03REST(name)},
+			config.Agent{Name: name + "-v03grpc", URL: demo.URLv03GRPC(name)})
+	}
 	cfg.Agents = append(cfg.Agents,
 		config.Agent{Name: "unreachable", URL: "http://127.0.0.1:1/"},
 		config.Agent{Name: "slow-timeout", URL: demo.URL("slow"),
@@ -242,6 +249,8 @@ func TestAnswersOverEveryBinding(t *testing.T) {
 		{"streamer-rest", agents.StreamerAnswer(q)},
 		{"streamer-grpc", agents.StreamerAnswer(q)},
 		{"streamer-v03", agents.StreamerAnswer(q)},
+		{"streamer-v03rest", agents.StreamerAnswer(q)},
+		{"streamer-v03grpc", agents.StreamerAnswer(q)},
 		{"narrator", agents.NarratorAnswer(q)},
 		{"narrator-v03", agents.NarratorAnswer(q)},
 		{"chatter", agents.ChatterAnswer},
@@ -277,6 +286,8 @@ func TestFailures(t *testing.T) {
 		{"failer-grpc", "a2a_failed", agents.FailerError},
 		{"failer-rest", "a2a_failed", agents.FailerError},
 		{"failer-v03", "a2a_failed", agents.FailerError},
+		{"failer-v03rest", "a2a_failed", agents.FailerError},
+		{"failer-v03grpc", "a2a_failed", agents.FailerError},
 		{"rejecter", "a2a_rejected", ""},
 		{"slow-timeout", "a2a_timeout", ""},
 	}
@@ -323,7 +334,7 @@ func TestTimeoutCancelsTask(t *testing.T) {
 func TestInterruptThenResume(t *testing.T) {
 	t.Parallel()
 	b := startBridge(t, nil)
-	for _, agent := range []string{"asker", "asker-grpc", "asker-rest", "asker-v03"} {
+	for _, agent := range []string{"asker", "asker-grpc", "asker-rest", "asker-v03", "asker-v03rest", "asker-v03grpc"} {
 		t.Run(agent, func(t *testing.T) {
 			t.Parallel()
 			thread := "th-" + agent

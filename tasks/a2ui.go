@@ -13,7 +13,8 @@ import (
 
 // A2UI in a run (mapping/a2ui.go has the protocol): the run activates the
 // version mapping.ChooseA2UI picks on every call it makes to the agent,
-// every message it sends carries the client's a2uiClientCapabilities, and
+// every message it sends carries the renderer's capabilities (under the
+// name that version reads: a2uiRendererCapabilities for v1.0), and
 // a user's action on a surface (forwardedProps.a2uiAction) goes to the
 // agent as an A2UI data part — the answer to the agent's pending
 // INPUT_REQUIRED when it waits for one, a new turn in the thread's
@@ -144,7 +145,7 @@ func (d *driver) activateA2UI(ctx context.Context) context.Context {
 // of a message the run sends, when the run activates A2UI.
 func (d *driver) addA2UICapabilities(msg *a2a.Message) {
 	if v := a2uiVersion(d.spec, d.agent, d.in); v != "" {
-		msg.Metadata = mapping.WithA2UICapabilities(msg.Metadata,
+		msg.Metadata = mapping.WithA2UICapabilities(msg.Metadata, v,
 			mapping.A2UIClientCapabilities(d.in.ForwardedProps, v, d.spec.A2UICatalogs))
 	}
 }
@@ -157,7 +158,7 @@ func activateA2UI(ctx context.Context, spec *AgentSpec, agent Agent, in *agui.Ru
 		return ctx
 	}
 	if msg != nil {
-		msg.Metadata = mapping.WithA2UICapabilities(msg.Metadata,
+		msg.Metadata = mapping.WithA2UICapabilities(msg.Metadata, v,
 			mapping.A2UIClientCapabilities(in.ForwardedProps, v, spec.A2UICatalogs))
 	}
 	return a2a.WithHeaders(ctx, map[string]string{"A2A-Extensions": v.ExtensionURI()})

@@ -94,7 +94,7 @@ func printDemo(w io.Writer, base string, names []string, agentURL func(string) s
 		"  curl -N %s/agents/dashboard -H 'Content-Type: application/json' -d %s\n", base,
 		`'{"threadId":"t6","runId":"run-1","protocolVersion":"1.0","state":{"userName":"Ada"},"messages":[{"id":"msg-1","role":"user","content":"Show me"}]}'`)
 	fmt.Fprintf(w, "\nGenerative UI (A2UI): the booker sends a form as an a2ui-surface activity; submit it with forwardedProps.a2uiAction\n"+
-		"(the monitor streams a live dashboard, the wizard asks in two steps; the console renders all three):\n  "+post+"  "+post,
+		"(the monitor streams a live dashboard, the wizard asks in two steps, the planner speaks A2UI v1.0; the console renders all four):\n  "+post+"  "+post,
 		"booker", body("t12", "A table please"), "booker",
 		`'{"threadId":"t12","runId":"run-2","protocolVersion":"1.0","messages":[],"forwardedProps":{"a2uiAction":{"userAction":{"name":"book","surfaceId":"booking","sourceComponentId":"book","context":{"name":"Ada","date":"2026-12-24","guests":4}}}}}'`)
 	fmt.Fprintf(w, "\nThe thread, its pending interrupts and task; cancel its task:\n  curl %s/agents/asker/threads/t4\n  curl -X POST %s/agents/asker/threads/t4/cancel\n", base, base)

@@ -17,6 +17,7 @@ import {
   UserBuilder as UserBuilder03,
   agentCardHandler as agentCardHandler03,
   jsonRpcHandler as jsonRpcHandler03,
+  restHandler as restHandler03,
 } from 'a2a-sdk-0.3.14/server/express';
 
 import { AskerExecutor, ChatterExecutor, CounterExecutor, FailerExecutor, QuietApproverExecutor, StreamerExecutor, card } from './v1.mjs';
@@ -101,6 +102,19 @@ export async function startAgents() {
     const requestHandler = new DefaultRequestHandler03(c, new InMemoryTaskStore03(), new Executor());
     app.use(`/${name}/${CARD_PATH}`, agentCardHandler03({ agentCardProvider: requestHandler }));
     app.use(`/${name}/a2a/jsonrpc`, jsonRpcHandler03({ requestHandler, userBuilder: UserBuilder03.noAuthentication }));
+    agents[name] = { url: `${base}/${name}/`, card: `${base}/${name}/${CARD_PATH}` };
+  }
+
+  // The same v0.3 agents offering ONLY HTTP+JSON (the 0.3.14 REST server:
+  // /v1/message:stream, kind-tagged JSON). The bridge reaches them through
+  // a2a-go v2.4.0's v0.3 REST compat client.
+  for (const [name03, [description, Executor]] of Object.entries(V03)) {
+    const name = name03.replace('js03-', 'js03rest-');
+    const url = `${base}/${name}/a2a/rest`;
+    const c = { ...card03(name, description.replace('A2A v0.3', 'A2A v0.3, HTTP+JSON only'), url), preferredTransport: 'HTTP+JSON', additionalInterfaces: [{ url, transport: 'HTTP+JSON' }] };
+    const requestHandler = new DefaultRequestHandler03(c, new InMemoryTaskStore03(), new Executor());
+    app.use(`/${name}/${CARD_PATH}`, agentCardHandler03({ agentCardProvider: requestHandler }));
+    app.use(`/${name}/a2a/rest`, restHandler03({ requestHandler, userBuilder: UserBuilder03.noAuthentication }));
     agents[name] = { url: `${base}/${name}/`, card: `${base}/${name}/${CARD_PATH}` };
   }
 

@@ -363,6 +363,84 @@ const scenarios = [
     },
   },
   {
+    name: 'console-a2ui-v1.0',
+    what: 'planner (A2UI v1.0, parts marked by mediaType and by metadata.mimeType): the card renders with its data, the user edits and confirms, the action reaches the agent',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      await pickAgent(page, 'planner');
+      await send(page, 'Plan it');
+      await status(page, 'finished');
+      const card = page.locator('#timeline [data-kind="a2ui"]:not([data-superseded]) [data-surface-id="planner"]');
+      await card.getByText('Plan (A2UI v1.0)').waitFor();
+      const note = card.locator('[data-a2ui-kind="TextField"] input');
+      check((await note.inputValue()) === 'window seat', 'the data model from the metadata-marked part');
+      await note.fill('aisle');
+      await card.getByRole('button', { name: 'Confirm', exact: true }).click();
+      await page.locator('#timeline [data-kind="a2ui-action"]').getByText('confirm on planner').waitFor();
+      await status(page, 'finished');
+      check(occurrences(await timelineText(page), 'Planner confirmed: aisle.') === 1, 'the agent answered the action, once');
+    },
+  },
+  {
+    name: 'snapshot-renderer-dashboard',
+    what: 'monitor (A2UI v0.9) in a renderer that reads ACTIVITY_SNAPSHOT only and ignores ACTIVITY_DELTA (as assistant-ui\'s react-ag-ui does): the dashboard updates to its last values',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge); // for the bridge's origin: the renderer below fetches it
+      const renders = await page.evaluate(async () => {
+        // A minimal snapshot-only renderer: it keeps each a2ui-surface
+        // activity's content from its latest ACTIVITY_SNAPSHOT, folds the
+        // surface's operations into a data model, and draws the values.
+        const out = document.createElement('div');
+        out.id = 'snapshot-renderer';
+        document.body.append(out);
+        const contents = new Map();
+        const renders = [];
+        const draw = () => {
+          const data = {};
+          for (const content of contents.values()) {
+            for (const op of content.a2ui_operations ?? []) {
+              const u = op.updateDataModel;
+              if (!u) continue;
+              if (!u.path || u.path === '/') Object.assign(data, u.value);
+              else data[u.path.replace(/^\//, '')] = u.value;
+            }
+          }
+          out.textContent = `${data.load} | ${data.requests} | ${data.status}`;
+          renders.push(out.textContent);
+        };
+        const res = await fetch('/agents/monitor', {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+          body: JSON.stringify({ threadId: crypto.randomUUID(), runId: crypto.randomUUID(), protocolVersion: '1.0',
+            messages: [{ id: crypto.randomUUID(), role: 'user', content: 'Show the dashboard' }], state: {}, tools: [], context: [], forwardedProps: {} }),
+        });
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buf = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf += value;
+          let i;
+          while ((i = buf.indexOf('\n\n')) >= 0) {
+            const frame = buf.slice(0, i);
+            buf = buf.slice(i + 2);
+            const data = frame.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n');
+            if (!data) continue;
+            const e = JSON.parse(data);
+            if (e.type === 'ACTIVITY_SNAPSHOT' && e.activityType === 'a2ui-surface') {
+              contents.set(e.messageId, e.replace === false ? { ...contents.get(e.messageId), ...e.content } : e.content);
+              draw();
+            }
+          }
+        }
+        return renders;
+      });
+      const last = await page.locator('#snapshot-renderer').innerText();
+      check(last === 'load 50% | 500 requests | done', `the dashboard's last state: ${JSON.stringify(last)} (renders ${JSON.stringify(renders)})`);
+      check(new Set(renders).size >= 3, `the dashboard should update as it runs: ${JSON.stringify(renders)}`);
+    },
+  },
+  {
     name: 'console-approver-edit',
     what: 'approver: edit the call\'s arguments in the JSON text area, see the edited booking',
     async run({ page, bridge }) {

@@ -62,7 +62,7 @@ func actionFrom(m *a2a.Message) (A2UIAction, bool) {
 		return A2UIAction{}, false
 	}
 	for _, p := range m.Parts {
-		if p == nil || (p.MediaType != A2UIMediaType && p.Metadata["mimeType"] != A2UIMediaType) {
+		if p == nil || !isA2UI(p) {
 			continue
 		}
 		items, ok := p.Data().([]any)
@@ -86,6 +86,16 @@ func actionFrom(m *a2a.Message) (A2UIAction, bool) {
 		}
 	}
 	return A2UIAction{}, false
+}
+
+// isA2UI reports a part marked as A2UI by either field, in either spelling.
+func isA2UI(p *a2a.Part) bool {
+	for _, mt := range []any{p.MediaType, p.Metadata["mimeType"]} {
+		if mt == A2UIMediaType || mt == A2UIv10MediaType {
+			return true
+		}
+	}
+	return false
 }
 
 // clientCatalog is the first catalog the client's a2uiClientCapabilities
@@ -375,7 +385,88 @@ func (w Wizard) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Se
 	})
 }
 
+// The [Planner]'s A2UI v1.0 names (A2UI v0.10 renamed v1.0, A2UI #1563).
+const (
+	A2UIv10URI       = "https://a2ui.org/a2a-extension/a2ui/v1.0"
+	A2UIv10Catalog   = "https://a2ui.org/specification/v1_0/catalogs/basic/catalog.json"
+	A2UIv10MediaType = "application/a2ui+json"
+	PlannerSurface   = "planner"
+	PlannerNoUI      = "I show a planning card to clients that activate A2UI v1.0 and send a2uiRendererCapabilities."
+)
+
+// PlannerConfirmed is the [Planner]'s answer to its confirm action.
+func PlannerConfirmed(note any) string { return fmt.Sprintf("Planner confirmed: %v.", note) }
+
+// Planner speaks A2UI v1.0 only. Its card declares the v1.0 extension; it
+// shows its surface only when the call activated v1.0 and the message
+// carries a2uiRendererCapabilities (capabilities apply per turn: a message
+// without them withdraws A2UI for that turn, A2UI #2677), else it answers
+// [PlannerNoUI]. The surface comes in two parts marked the two ways agents
+// mark A2UI: the first by its A2A 1.0 mediaType alone, the second by
+// metadata.mimeType beside the generic mediaType application/json (what an
+// @a2a-js/sdk 1.x agent following the A2UI extension specification writes):
+//
+//	Task{SUBMITTED} → Status{WORKING, message: text, [createSurface, updateComponents], [updateDataModel]}
+//	→ Status{COMPLETED}
+//	(action "confirm", context {note}) → Artifact{"plan", [PlannerConfirmed]} → Status{COMPLETED}
+type Planner struct {
+	cancelOnly
+	Delay time.Duration
+}
+
+// Execute implements [a2asrv.AgentExecutor].
+func (p Planner) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.Seq2[a2a.Event, error] {
+	return execute(ctx, ec, p.Delay, func(r *run) {
+		if !r.start() {
+			return
+		}
+		caps, _ := ec.Message.Metadata["a2uiRendererCapabilities"].(map[string]any)
+		if !requested(ec, A2UIv10URI) || caps == nil {
+			if r.artifact("answer", a2a.NewTextPart(PlannerNoUI)) {
+				r.status(a2a.TaskStateCompleted, "")
+			}
+			return
+		}
+		if act, ok := actionFrom(ec.Message); ok && act.Name == "confirm" {
+			if r.artifact("plan", a2a.NewTextPart(PlannerConfirmed(act.Context["note"]))) {
+				r.status(a2a.TaskStateCompleted, "")
+			}
+			return
+		}
+		catalog := A2UIv10Catalog
+		if v, _ := caps["v1.0"].(map[string]any); v != nil {
+			if ids, _ := v["supportedCatalogIds"].([]any); len(ids) > 0 {
+				if id, _ := ids[0].(string); id != "" {
+					catalog = id
+				}
+			}
+		}
+		v10 := func(kind string, body map[string]any) map[string]any {
+			return map[string]any{"version": "v1.0", kind: body}
+		}
+		byMediaType := &a2a.Part{Content: a2a.Data{Value: []any{
+			v10("createSurface", map[string]any{"surfaceId": PlannerSurface, "catalogId": catalog}),
+			v10("updateComponents", map[string]any{"surfaceId": PlannerSurface, "components": []any{
+				map[string]any{"id": "root", "component": "Column", "children": []any{"title", "note", "confirm"}},
+				map[string]any{"id": "title", "component": "Text", "text": "Plan (A2UI v1.0)", "variant": "h3"},
+				map[string]any{"id": "note", "component": "TextField", "label": "Note", "value": path("/note")},
+				map[string]any{"id": "confirm", "component": "Button", "child": "confirm-label", "variant": "primary",
+					"action": map[string]any{"event": map[string]any{"name": "confirm", "context": map[string]any{"note": path("/note")}}}},
+				map[string]any{"id": "confirm-label", "component": "Text", "text": "Confirm"},
+			}}),
+		}}, MediaType: A2UIv10MediaType}
+		byMetadata := &a2a.Part{Content: a2a.Data{Value: []any{
+			v10("updateDataModel", map[string]any{"surfaceId": PlannerSurface, "path": "/", "value": map[string]any{"note": "window seat"}}),
+		}}, MediaType: "application/json", Metadata: map[string]any{"mimeType": A2UIMediaType}}
+		msg := r.agentMessage(a2a.NewTextPart("Here is your plan."), byMediaType, byMetadata)
+		if r.emit(a2a.NewStatusUpdateEvent(ec, a2a.TaskStateWorking, msg)) && r.pause() {
+			r.status(a2a.TaskStateCompleted, "")
+		}
+	})
+}
+
 var (
+	_ a2asrv.AgentExecutor = Planner{}
 	_ a2asrv.AgentExecutor = Booker{}
 	_ a2asrv.AgentExecutor = Monitor{}
 	_ a2asrv.AgentExecutor = Wizard{}

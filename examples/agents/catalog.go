@@ -216,6 +216,12 @@ func catalog(opts Options, quit <-chan struct{}) []Agent {
 			Executor:    Monitor{Delay: d},
 		},
 		{
+			Name: "planner", Streaming: true, Extensions: []a2a.AgentExtension{A2UIExtension(A2UIv10URI, A2UIv10Catalog)},
+			Description: "Shows an A2UI v1.0 planning card and confirms it when you press Confirm.",
+			Skill:       skill("plan", "Planning card", "A2UI v1.0 surface in two parts (marked by mediaType, and by metadata.mimeType); its confirm action gets an answer.", "a2ui", "generative-ui"),
+			Executor:    Planner{Delay: d},
+		},
+		{
 			Name: "wizard", Streaming: true, Extensions: []a2a.AgentExtension{A2UIExtension(A2UIv09URI, A2UIv09Catalog)},
 			Description: "Plans a trip in two A2UI v0.9 steps, each waiting for you in INPUT_REQUIRED.",
 			Skill:       skill("plan-trip", "Two-step wizard", "INPUT_REQUIRED with an A2UI v0.9 surface per step; actions resume the task.", "a2ui", "input-required"),

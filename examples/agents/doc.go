@@ -23,11 +23,12 @@
 // ([ExtensionURI]) in their cards; [Dashboard] and [Painter] read the
 // frontend's state and tools from it when a request activates it.
 //
-// [Booker] (A2UI v0.8), [Monitor] and [Wizard] (A2UI v0.9) list the A2UI
-// extension in their cards and send surfaces only when a request activates
-// it: a booking form whose action books, a live dashboard updated through
-// its data model (and refreshed by its button), and a two-step wizard that
-// waits in INPUT_REQUIRED for each step's action.
+// [Booker] (A2UI v0.8), [Monitor] and [Wizard] (A2UI v0.9) and [Planner]
+// (A2UI v1.0) list the A2UI extension in their cards and send surfaces only
+// when a request activates it: a booking form whose action books, a live
+// dashboard updated through its data model (and refreshed by its button), a
+// two-step wizard that waits in INPUT_REQUIRED for each step's action, and a
+// planning card in two parts marked the two ways agents mark A2UI.
 //
 // Every agent that uses a task publishes it first with [a2a.NewSubmittedTask]
 // (the a2asrv execution rules require a Task or a single Message as the first

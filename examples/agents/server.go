@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	a2agrpcv0 "github.com/a2aproject/a2a-go/v2/a2agrpc/v0"
 	a2agrpc "github.com/a2aproject/a2a-go/v2/a2agrpc/v1"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
 	"google.golang.org/grpc"
@@ -39,6 +40,9 @@ const (
 //	/NAME/rest/…                           HTTP+JSON 1.0
 //	/NAME/v03/.well-known/agent-card.json  card whose only interface is v0.3 JSON-RPC
 //	/NAME/v03/jsonrpc                      JSON-RPC 0.3 (same tasks as the v1.0 endpoints)
+//	/NAME/v03rest/.well-known/agent-card.json  card whose only interface is v0.3 HTTP+JSON
+//	/NAME/v03rest/a2a/v1/…                 HTTP+JSON 0.3 (the v0.3 wire: /v1 paths, kind-less ProtoJSON)
+//	/NAME/v03grpc/.well-known/agent-card.json  card whose only interface is v0.3 gRPC (a2a.v1.A2AService)
 //	/NAME/cancels                          GET: the CancelTask calls received, {"taskIds": [...]}
 //
 // gRPC has no path to route on, so each agent has its own gRPC listener on
@@ -129,6 +133,17 @@ func Start(ctx context.Context, addr string, opts Options) (*Server, error) {
 			ProtocolVersion: a2av0.Version,
 		})
 
+		cardV03REST := agent.Card(&a2a.AgentInterface{
+			URL:             base + "/v03rest/a2a",
+			ProtocolBinding: a2a.TransportProtocolHTTPJSON,
+			ProtocolVersion: a2av0.Version,
+		})
+		cardV03GRPC := agent.Card(&a2a.AgentInterface{
+			URL:             grpcAddr,
+			ProtocolBinding: a2a.TransportProtocolGRPC,
+			ProtocolVersion: a2av0.Version,
+		})
+
 		cancels := &cancelLog{}
 		s.cancels[agent.Name] = cancels
 		interceptors := []a2asrv.CallInterceptor{cancels}
@@ -152,6 +167,9 @@ func Start(ctx context.Context, addr string, opts Options) (*Server, error) {
 		// preferredTransport, protocolVersion) that both card parsers accept.
 		mux.Handle("GET "+prefix+"/v03"+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(cardV03)))
 		mux.Handle(prefix+"/v03/jsonrpc", a2av0.NewJSONRPCHandler(handler, ka))
+		mux.Handle("GET "+prefix+"/v03rest"+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(cardV03REST)))
+		mux.Handle(prefix+"/v03rest/a2a/", http.StripPrefix(prefix+"/v03rest/a2a", a2av0.NewRESTHandler(handler, ka)))
+		mux.Handle("GET "+prefix+"/v03grpc"+a2asrv.WellKnownAgentCardPath, a2asrv.NewAgentCardHandler(a2av0.NewStaticAgentCardProducer(cardV03GRPC)))
 		mux.Handle("GET "+prefix+"/cancels", cancels.handler())
 		if sg, ok := agent.Executor.(Signin); ok {
 			mux.Handle("POST "+prefix+"/authorize", sg.authorizeHandler())
@@ -159,6 +177,8 @@ func Start(ctx context.Context, addr string, opts Options) (*Server, error) {
 
 		gs := grpc.NewServer()
 		a2agrpc.NewHandler(handler).RegisterWith(gs)
+		// v0.3's service (a2a.v1.A2AService) beside v1.0's (lf.a2a.v1).
+		a2agrpcv0.NewHandler(handler).RegisterWith(gs)
 		s.grpc[agent.Name] = grpcEndpoint{addr: grpcAddr, srv: gs}
 		s.names = append(s.names, agent.Name)
 	}
@@ -210,6 +230,25 @@ func (s *Server) URLv03(name string) string {
 		return ""
 	}
 	return s.base + "/" + name + "/v03/"
+}
+
+// URLv03REST returns the base URL of agent name's card whose only
+// interface is v0.3 HTTP+JSON, with a trailing slash, or "" for an unknown
+// name.
+func (s *Server) URLv03REST(name string) string {
+	if _, ok := s.grpc[name]; !ok {
+		return ""
+	}
+	return s.base + "/" + name + "/v03rest/"
+}
+
+// URLv03GRPC returns the base URL of agent name's card whose only
+// interface is v0.3 gRPC, with a trailing slash, or "" for an unknown name.
+func (s *Server) URLv03GRPC(name string) string {
+	if _, ok := s.grpc[name]; !ok {
+		return ""
+	}
+	return s.base + "/" + name + "/v03grpc/"
 }
 
 // GRPCAddr returns the host:port of agent name's gRPC endpoint, as listed in

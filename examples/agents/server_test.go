@@ -16,7 +16,7 @@ import (
 
 // extensionAgents declare extensions in their cards: the bridge's, or A2UI.
 var extensionAgents = map[string][]string{"dashboard": {ExtensionURI}, "thinker": {ExtensionURI}, "painter": {ExtensionURI},
-	"booker": {A2UIv08URI}, "monitor": {A2UIv09URI}, "wizard": {A2UIv09URI}}
+	"booker": {A2UIv08URI}, "monitor": {A2UIv09URI}, "wizard": {A2UIv09URI}, "planner": {A2UIv10URI}}
 
 func TestCards(t *testing.T) {
 	t.Parallel()

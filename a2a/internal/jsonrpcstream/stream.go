@@ -112,16 +112,18 @@ func (t *streamingJSONRPC) stream(ctx context.Context, method string, params a2a
 // maxSSELine is the longest SSE line accepted, the SDK's limit.
 const maxSSELine = 10 << 20
 
-// sseData yields the payload of every "data:" line, as the SDK's parser
-// does: one payload per line, an optional space after the colon dropped,
-// lines ending in "\n" or "\r\n", other lines ignored. A line is read into
+// sseData yields the data of every SSE event, as the SDK's parser does
+// since v2.4.0 (a2a-go #371): the "data:" lines of one event (up to a blank
+// line, or the end of the body) joined with "\n", an optional space after
+// the colon dropped, lines ending in "\n" or "\r\n", other lines ignored,
+// and an event whose data is empty not yielded at all. A line is read into
 // a 1 KiB buffer (the HTTP body below is buffered already; an open stream
 // to a slow agent should cost little); a longer one is assembled in a
-// slice of its own.
+// slice of its own. The yielded slice is reused for the next event.
 func sseData(body io.Reader) iter.Seq2[[]byte, error] {
 	return func(yield func([]byte, error) bool) {
 		br := bufio.NewReaderSize(body, 1<<10)
-		var long []byte
+		var long, event []byte
 		for {
 			line, err := br.ReadSlice('\n')
 			if errors.Is(err, bufio.ErrBufferFull) {
@@ -143,17 +145,33 @@ func sseData(body io.Reader) iter.Seq2[[]byte, error] {
 			eof := err != nil
 			line = bytes.TrimSuffix(line, []byte("\n"))
 			line = bytes.TrimSuffix(line, []byte("\r"))
-			if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
-				data, _ = bytes.CutPrefix(data, []byte(" "))
-				if !yield(data, nil) {
+			if len(line) == 0 || eof {
+				if data, ok := bytes.CutPrefix(line, []byte("data:")); ok && eof {
+					event = appendData(event, data)
+				}
+				if len(event) > 0 && !yield(event, nil) {
 					return
 				}
+				event = event[:0]
+			} else if data, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				event = appendData(event, data)
 			}
 			if eof {
 				return
 			}
 		}
 	}
+}
+
+// appendData adds one data line's payload to an event's data, joined by
+// "\n" as the SSE specification says. Like the SDK, it adds no "\n" while
+// the event's data is still empty.
+func appendData(event, data []byte) []byte {
+	data, _ = bytes.CutPrefix(data, []byte(" "))
+	if len(event) > 0 {
+		event = append(event, '\n')
+	}
+	return append(event, data...)
 }
 
 // sdkDecode decodes a payload decodeStreamEvent declined as the SDK's
@@ -189,7 +207,9 @@ func sdkStreamDecode(payload []byte) (a2asdk.Event, error) {
 	return nil, errors.New("failed to parse SSE data: empty payload")
 }
 
-// cannedStream answers any request with an SSE stream of one data line.
+// cannedStream answers any request with an SSE stream of one event whose
+// data is the payload: one data line per line of it, ended by "\r\n" so
+// that a line's own trailing "\r" survives the SDK's line splitting.
 type cannedStream []byte
 
 func (c cannedStream) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -197,9 +217,12 @@ func (c cannedStream) RoundTrip(req *http.Request) (*http.Response, error) {
 		_ = req.Body.Close()
 	}
 	var b strings.Builder
-	b.WriteString("data: ")
-	b.Write(c)
-	b.WriteString("\n\n")
+	for line := range bytes.SplitSeq(c, []byte("\n")) {
+		b.WriteString("data: ")
+		b.Write(line)
+		b.WriteString("\r\n")
+	}
+	b.WriteString("\r\n")
 	return &http.Response{
 		StatusCode: http.StatusOK,
 		Status:     "200 OK",

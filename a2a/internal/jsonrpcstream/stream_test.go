@@ -175,6 +175,13 @@ func TestStreamingJSONRPCMatchesSDK(t *testing.T) {
 		"data:\n\n",
 		"",
 		"data: " + strings.Repeat("x", maxSSELine+10) + "\n",
+		// One event over several data lines is joined with "\n" (a2a-go
+		// v2.4.0, #371): pretty-printed JSON decodes, two payloads in one
+		// event do not, an empty data line adds nothing at the start.
+		"data: {\"jsonrpc\": \"2.0\",\ndata:  \"id\": \"1\",\r\ndata: \"result\": {\"statusUpdate\": {\"taskId\": \"t\"}}}\n\n",
+		"data:" + string(payloads[0]) + "\ndata: " + string(payloads[3]) + "\n\n",
+		"data:\ndata: " + string(payloads[1]) + "\ndata:\n\n",
+		"data: x\r\r\ndata: y\n\n",
 	} {
 		checkSameStream(t, body)
 	}
@@ -185,6 +192,7 @@ func FuzzStreamingJSONRPC(f *testing.F) {
 		f.Add("data: " + string(p) + "\n\n")
 	}
 	f.Add("data:x\r\ndata: {}\n")
+	f.Add("data: {\"jsonrpc\":\"2.0\",\ndata: \"id\":\"1\",\"result\":{\"task\":{\"id\":\"t\"}}}\n\n")
 	f.Fuzz(func(t *testing.T, body string) {
 		checkSameStream(t, body)
 	})
@@ -208,4 +216,44 @@ func BenchmarkStreamDecode(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkStreamRead reads a whole stream of 100 artifact chunks, SSE
+// framing included, through our transport and through the SDK's, so the
+// reader is kept only while it wins against the SDK version in go.mod.
+func BenchmarkStreamRead(b *testing.B) {
+	task := a2asdk.TaskInfo{TaskID: "9f1c2f6e-4a43-4a37-9a57-3f1f1b0c8d11", ContextID: "0b7f3f7e-2b4b-4d7c-8f43-5d1c9f6b2a10"}
+	var body strings.Builder
+	for range 100 {
+		ev := a2asdk.NewArtifactUpdateEvent(task, "b7f7d8e2-6f1e-4e1b-9c1a-2e7c4a1b9d33", a2asdk.NewTextPart("token 42 "))
+		ev.Append = true
+		body.WriteString("id: 1b2f\ndata: ")
+		body.Write(rpcPayload(b, ev))
+		body.WriteString("\n\n")
+	}
+	client := &http.Client{Transport: bodyTransport(body.String())}
+	for _, tc := range []struct {
+		name string
+		tr   a2aclient.Transport
+	}{
+		{"ours", newStreamingJSONRPC("http://agent.invalid/", client)},
+		{"sdk", a2aclient.NewJSONRPCTransport("http://agent.invalid/", client)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			req := &a2asdk.SendMessageRequest{Message: a2asdk.NewMessage(a2asdk.MessageRoleUser)}
+			for b.Loop() {
+				n := 0
+				for _, err := range tc.tr.SendStreamingMessage(b.Context(), nil, req) {
+					if err != nil {
+						b.Fatal(err)
+					}
+					n++
+				}
+				if n != 100 {
+					b.Fatalf("%d events", n)
+				}
+			}
+		})
+	}
 }
