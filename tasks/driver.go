@@ -649,7 +649,7 @@ func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc)
 	}
 	// No live stream (a restart, or an agent without streaming): ask the
 	// agent where the task is.
-	task, err := callAgent(ctx, d.spec.RequestTimeout, func(c context.Context) (*a2a.Task, error) { return d.agent.GetTask(c, id) })
+	task, err := getTask(ctx, d.agent, d.spec.RequestTimeout, id)
 	if err != nil {
 		d.failUpstream(ctx, err)
 		return
@@ -780,9 +780,7 @@ func (d *driver) noteTask(id a2a.TaskID) {
 // sendCancel asks the agent to cancel the run's task (a cancel requested
 // before the agent named it).
 func (d *driver) sendCancel(id a2a.TaskID) {
-	ctx, cancel := context.WithTimeout(d.detached(), d.spec.RequestTimeout)
-	defer cancel()
-	task, err := d.agent.CancelTask(ctx, id)
+	task, err := cancelTask(d.detached(), d.agent, d.spec.RequestTimeout, id)
 	if err != nil {
 		d.log.Warn("cancel requested before the task was known; the agent did not cancel it", "err", err)
 		return

@@ -254,9 +254,7 @@ func (d *driver) noticeCancel(ctx context.Context, cur *Thread) {
 	if !cur.Active.CancelRequested || cur.Active.TaskID == "" || d.team != nil || d.agent == nil || d.cancelledTask() != nil {
 		return
 	}
-	c, cancel := context.WithTimeout(ctx, d.spec.RequestTimeout)
-	defer cancel()
-	task, err := d.agent.GetTask(c, a2a.TaskID(cur.Active.TaskID))
+	task, err := getTask(ctx, d.agent, d.spec.RequestTimeout, a2a.TaskID(cur.Active.TaskID))
 	if err != nil {
 		return
 	}

@@ -638,7 +638,7 @@ func (t *teamRun) cancelIfAsked(m *memberRun) {
 	m.cancelSent = true
 	id, agent, detached := m.tr.TaskID(), m.agent, t.d.detached()
 	go func() {
-		task, err := callAgent(detached, m.spec.RequestTimeout, func(c context.Context) (*a2a.Task, error) { return agent.CancelTask(c, id) })
+		task, err := cancelTask(detached, agent, m.spec.RequestTimeout, id)
 		if err != nil {
 			t.d.log.Warn("cancel member task", "member", m.name, "task_id", id, "err", err)
 			return

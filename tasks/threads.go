@@ -255,9 +255,7 @@ func (s *Service) cancelRun(ctx context.Context, th *Thread) (*ThreadView, error
 	conn, err := spec.Connect(ctx)
 	var task *a2a.Task
 	if err == nil {
-		cctx, cancel := context.WithTimeout(ctx, spec.RequestTimeout)
-		task, err = conn.CancelTask(cctx, a2a.TaskID(th.Active.TaskID))
-		cancel()
+		task, err = cancelTask(ctx, conn, spec.RequestTimeout, a2a.TaskID(th.Active.TaskID))
 	}
 	switch {
 	case err == nil:
