@@ -298,19 +298,31 @@ func (d *driver) reject(err error) bool {
 	return true
 }
 
-// stopWaiting is StartRun giving up waiting. If the run decided meanwhile,
-// it returns that decision (nil, or the failure to answer with).
-func (d *driver) stopWaiting() (decided bool, err error) {
+// awaitAnswer is StartRun waiting for the run's first answer, which the
+// run hands over once (accepted): nil once the agent answered, or the
+// failure StartRun answers with as an HTTP error. Past wait, or when the
+// client leaves, StartRun stops waiting — unless the run decided
+// meanwhile — and failures go into the stream instead.
+func (d *driver) awaitAnswer(ctx context.Context, wait time.Duration) error {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case err := <-d.accepted:
+		return err
+	case <-timer.C:
+	case <-ctx.Done():
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !d.to(phaseRunning) {
-		select {
-		case err = <-d.accepted:
-		default:
-		}
-		return true, err
+	if d.to(phaseRunning) {
+		return nil
 	}
-	return false, nil
+	select {
+	case err := <-d.accepted:
+		return err
+	default:
+		return nil
+	}
 }
 
 func (d *driver) setup() {

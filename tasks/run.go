@@ -78,57 +78,20 @@ func (r *Run) Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, error] {
 		released := false
 		for {
 			if d != nil {
-				envs, pos, changed := d.live.since(after)
-				switch pos {
-				case liveMore:
-					batch, end := r.cut(envs)
-					after = batch[len(batch)-1].Seq
-					if !yield(batch, nil) || end {
-						return
-					}
-					continue
-				case liveWait:
-					select {
-					case <-changed:
-					case <-ctx.Done():
-						yield(nil, ctx.Err())
-						return
-					}
-					continue
-				case liveEnded:
-					if tail := d.live.shortTail(); len(tail) > 0 {
-						yield(tail, nil)
-						return
-					}
-					if !r.thread {
-						// Ended with neither a terminal event nor a notice.
-						yield(nil, ErrRunLost)
-						return
-					}
+				ended, stop := r.fromLive(ctx, d, &after, yield)
+				if stop {
+					return
+				}
+				if ended {
 					d = nil // the thread goes on: look for its next run
 				}
-				// liveBehind, or a followed run that ended: the store.
+				// Behind the live log, or a followed run that ended: the store.
 			}
-			entries, err := r.svc.store.Read(ctx, r.Key, after, readBatch)
-			if err != nil {
-				yield(nil, err)
+			read, stop := r.fromStore(ctx, &after, yield)
+			if stop {
 				return
 			}
-			batch, end := make([]agui.Envelope, 0, len(entries)), false
-			for _, e := range entries {
-				after = e.Seq
-				if !r.thread && e.RunID != r.RunID {
-					continue
-				}
-				batch = append(batch, agui.Envelope{ThreadID: r.Key.ThreadID, RunID: e.RunID, Seq: e.Seq, Event: e.Event})
-				if end = !r.thread && e.Terminal; end {
-					break
-				}
-			}
-			if len(batch) > 0 && !yield(batch, nil) || end {
-				return
-			}
-			if len(entries) > 0 {
+			if read {
 				continue
 			}
 			if d != nil {
@@ -176,6 +139,70 @@ func (r *Run) Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, error] {
 			}
 		}
 	}
+}
+
+// fromLive yields what d's live log holds after *after, as it comes. It
+// returns when the reader is done (stop), or when the store is to be read:
+// the reader fell behind the log, or d's run ended and the thread it
+// follows goes on (ended).
+func (r *Run) fromLive(ctx context.Context, d *driver, after *int64, yield func([]agui.Envelope, error) bool) (ended, stop bool) {
+	for {
+		envs, pos, changed := d.live.since(*after)
+		switch pos {
+		case liveMore:
+			batch, end := r.cut(envs)
+			*after = batch[len(batch)-1].Seq
+			if !yield(batch, nil) || end {
+				return false, true
+			}
+		case liveWait:
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				yield(nil, ctx.Err())
+				return false, true
+			}
+		case liveEnded:
+			if tail := d.live.shortTail(); len(tail) > 0 {
+				yield(tail, nil)
+				return false, true
+			}
+			if !r.thread {
+				// Ended with neither a terminal event nor a notice.
+				yield(nil, ErrRunLost)
+				return false, true
+			}
+			return true, false
+		default:
+			return false, false
+		}
+	}
+}
+
+// fromStore yields the next stored entries after *after that the reader
+// wants (the run's, or the whole thread's). read says entries were found;
+// stop that the reader is done, or failed.
+func (r *Run) fromStore(ctx context.Context, after *int64, yield func([]agui.Envelope, error) bool) (read, stop bool) {
+	entries, err := r.svc.store.Read(ctx, r.Key, *after, readBatch)
+	if err != nil {
+		yield(nil, err)
+		return false, true
+	}
+	batch, end := make([]agui.Envelope, 0, len(entries)), false
+	for _, e := range entries {
+		*after = e.Seq
+		if !r.thread && e.RunID != r.RunID {
+			continue
+		}
+		batch = append(batch, agui.Envelope{ThreadID: r.Key.ThreadID, RunID: e.RunID, Seq: e.Seq, Event: e.Event})
+		if end = !r.thread && e.Terminal; end {
+			break
+		}
+	}
+	if len(batch) > 0 && !yield(batch, nil) || end {
+		return true, true
+	}
+	return len(entries) > 0, false
 }
 
 // cut ends a run's batch at the run's terminal event (a followed thread's

@@ -17,55 +17,125 @@ import (
 // sends the user's new messages to the agent and returns once the agent has
 // answered (or FirstEventWait passed). Errors before that point are *Error
 // values with an HTTP status, and leave the thread as it was.
+//
+// It goes in named steps, each taking what the one before learned (start):
+// admit (the agent or team, a bridge not shutting down), load (the
+// caller's thread and the new input), plan (what the run is to do, or an
+// answer without a run), claim (an admission slot and the thread) and
+// spawn (the run's goroutine, and the wait for the agent's first answer).
 func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAgentInput) (*Run, error) {
+	st, err := s.admit(agentName, in)
+	if err != nil {
+		return nil, err
+	}
+	defer st.undo()
+	if err := st.load(ctx); err != nil {
+		return nil, err
+	}
+	if run, err := st.planned(ctx); run != nil || err != nil {
+		return run, err
+	}
+	th, err := st.claim(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return st.spawn(ctx, th)
+}
+
+// start is one StartRun on its way: what each step learned, for the next.
+type start struct {
+	s    *Service
+	name string
+	in   *agui.RunAgentInput
+	cat  *agentCatalog
+	spec *AgentSpec
+	team *TeamSpec // nil for a single agent
+
+	key     ThreadKey
+	current *Thread
+	parts   []*a2a.Part // the user's new input, and its message ids
+	newIDs  []string
+	plan    runPlan
+	after   int64 // the journal's last seq before the claim
+
+	// release frees the admission slot claim took; spawned says the run's
+	// goroutine owns it, and the Service's wait group, from now on.
+	release func()
+	spawned bool
+}
+
+// admit finds the agent or team and counts the run in the Service's wait
+// group, unless the bridge is shutting down.
+func (s *Service) admit(name string, in *agui.RunAgentInput) (*start, error) {
 	c := s.catalog.Load()
-	spec := c.agents[agentName]
-	team := c.teams[agentName]
-	if team != nil {
-		spec = c.teamAgentSpec(team)
+	st := &start{s: s, name: name, in: in, cat: c, spec: c.agents[name], team: c.teams[name], release: func() {}}
+	if st.team != nil {
+		st.spec = c.teamAgentSpec(st.team)
 	}
-	if spec == nil {
-		return nil, unknownAgent(agentName)
+	if st.spec == nil {
+		return nil, unknownAgent(name)
 	}
-	s.mu.Lock()
-	closing := s.closing
-	if !closing {
-		s.wg.Add(1) // released by the run's goroutine, or below on failure
-	}
-	s.mu.Unlock()
-	if closing {
+	if !s.enter() {
 		return nil, &Error{Code: agui.CodeShuttingDown,
 			Message: "the bridge is shutting down", Err: ErrShuttingDown}
 	}
-	started := false
-	defer func() {
-		if !started {
-			s.wg.Done()
-		}
-	}()
+	return st, nil
+}
 
+// enter counts a run about to start in the Service's wait group (its
+// goroutine, or its starter on failure, calls wg.Done), unless the bridge
+// is shutting down.
+func (s *Service) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+// undo gives back what admit and claim took when no run was spawned.
+func (st *start) undo() {
+	if !st.spawned {
+		st.release()
+		st.s.wg.Done()
+	}
+}
+
+// load reads the caller's thread and the request's new user input.
+func (st *start) load(ctx context.Context) error {
 	// Threads are keyed by principal: another principal's thread of the
 	// same id is another key, so this run starts (or continues) the
 	// caller's own thread, exactly as for an id nobody used.
-	key := callerKey(ctx, agentName, in.ThreadID)
-	current, err := s.store.GetThread(ctx, key)
+	st.key = callerKey(ctx, st.name, st.in.ThreadID)
+	current, err := st.s.store.GetThread(ctx, st.key)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		current = &Thread{Key: key, Principal: key.Principal}
+		current = &Thread{Key: st.key, Principal: st.key.Principal}
 	case err != nil:
-		return nil, storeError(err)
+		return storeError(err)
 	case !ownedBy(ctx, current):
 		// A record under the caller's key made by someone else (never
 		// written so): refused as for a thread that does not exist.
-		return nil, threadNotFound(key)
+		return threadNotFound(st.key)
 	}
-	parts, newIDs, err := mapping.UserInput(in.Messages, current.SeenMessageIDs, spec.MaxInlineBytes)
+	st.current = current
+	st.parts, st.newIDs, err = mapping.UserInput(st.in.Messages, current.SeenMessageIDs, st.spec.MaxInlineBytes)
 	if errors.Is(err, mapping.ErrPartTooLarge) {
-		return nil, &Error{Code: agui.CodePartTooLarge, Message: err.Error()}
+		return &Error{Code: agui.CodePartTooLarge, Message: err.Error()}
 	}
 	if err != nil {
-		return nil, &Error{Code: agui.CodeInvalidInput, Message: err.Error()}
+		return &Error{Code: agui.CodeInvalidInput, Message: err.Error()}
 	}
+	return nil
+}
+
+// planned decides what the run is to do (st.plan). Some requests are
+// answered without a run of their own: a replay of a resume (the run that
+// answers it, tailed) or a resume that breaks the interrupt contract.
+func (st *start) planned(ctx context.Context) (*Run, error) {
+	s, key, current, in := st.s, st.key, st.current, st.in
 	if s.running(current) {
 		if s.leaseLapsed(current) {
 			// The run's instance died: adopt the run now rather than at
@@ -79,7 +149,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		}
 		return nil, threadBusy(key, current.Active.RunID)
 	}
-	action, err := s.planA2UIAction(ctx, spec, team, current, in)
+	action, err := s.planA2UIAction(ctx, st.spec, st.team, current, in)
 	if err != nil {
 		return nil, err
 	}
@@ -90,17 +160,22 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	case rp != nil:
 		return &Run{Key: key, RunID: rp.runID, svc: s, after: rp.after}, nil
 	}
-	parts = action.useA2UIAnswer(resume, parts)
-	plan := planMessage(current, in, resume, parts, newIDs, team != nil)
-	plan.caller = a2a.CallerAuthorization(ctx)
+	st.plan = planMessage(current, in, resume, action.useA2UIAnswer(resume, st.parts), st.newIDs)
+	st.plan.caller = a2a.CallerAuthorization(ctx)
+	return nil, nil
+}
 
+// claim takes an admission slot and marks the thread as running the run.
+func (st *start) claim(ctx context.Context) (*Thread, error) {
+	s, in, resume := st.s, st.in, st.plan.resume
 	// Only the thread's active run appends to its journal, so the last
 	// sequence number read before claiming is where this run starts.
-	after, err := s.store.LastSeq(ctx, key)
+	after, err := s.store.LastSeq(ctx, st.key)
 	if err != nil {
 		return nil, storeError(err)
 	}
-	claim := claimed{runID: in.RunID, after: after, task: plan.continueTask}
+	st.after = after
+	claim := claimed{runID: in.RunID, after: after, task: st.plan.continueTask}
 	if resume != nil {
 		for i := range resume.resolved {
 			resume.resolved[i].RunID, resume.resolved[i].AfterSeq = in.RunID, after
@@ -110,66 +185,52 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	if claim.input, err = json.Marshal(in); err != nil {
 		return nil, &Error{Code: agui.CodeInvalidInput, Message: "the request cannot be recorded", Err: err}
 	}
-	release := func() {}
 	if s.admission != nil {
-		if release, err = s.admission.AcquireRun(current.Principal); err != nil {
+		release, err := s.admission.AcquireRun(st.current.Principal)
+		if err != nil {
 			return nil, err
 		}
+		st.release = release
 	}
-	defer func() {
-		if !started {
-			release()
-		}
-	}()
-	th, err := s.claim(ctx, current, claim)
-	if err != nil {
-		return nil, err
-	}
-	d := newDriver(s, spec, th, in, after, plan)
-	d.releaseSlot = release
-	d.begin(ctx, trace.SpanKindServer)
-	run := &Run{Key: key, RunID: in.RunID, svc: s, after: after, driver: d}
+	return s.claim(ctx, st.current, claim)
+}
 
-	if len(plan.parts) == 0 && (resume == nil || !resume.cancel) {
+// spawn starts the run's goroutine on the claimed thread th and waits for
+// the agent's first answer (awaitAnswer).
+func (st *start) spawn(ctx context.Context, th *Thread) (*Run, error) {
+	s, plan := st.s, st.plan
+	d := newDriver(s, st.spec, th, st.in, st.after, plan)
+	d.releaseSlot = st.release
+	d.begin(ctx, trace.SpanKindServer)
+	run := &Run{Key: st.key, RunID: st.in.RunID, svc: s, after: st.after, driver: d}
+	body := d.drive
+	nothingToSay := len(plan.parts) == 0 && (plan.resume == nil || !plan.resume.cancel)
+	switch {
+	case nothingToSay:
 		// Nothing new to say to the agent (a client re-running a thread
 		// without a new user message): finish at once without calling it.
-		started = true
-		s.register(d)
-		go d.lifecycle(d.nothingToDo)
-		return run, nil
-	}
-	if team != nil {
+		body = d.nothingToDo
+	case st.team != nil:
 		// Each member connects on its own: one that is down does not
 		// stop the others.
-		d.runTeam(newTeamRun(d, team, c))
-	} else {
-		agent, err := spec.Connect(ctx)
+		d.runTeam(newTeamRun(d, st.team, st.cat))
+	default:
+		agent, err := st.spec.Connect(ctx)
 		if err != nil {
 			s.release(th, nil)
 			d.observeEnd(OutcomeError, a2a.Classify(err).Code)
-			return nil, agentError(agentName, err)
+			return nil, agentError(st.name, err)
 		}
 		d.agent = agent
 	}
-	started = true
+	st.spawned = true
 	s.register(d)
-	go d.lifecycle(d.drive)
-
-	timer := time.NewTimer(s.wait)
-	defer timer.Stop()
-	select {
-	case err := <-d.accepted:
-		if err != nil {
-			return nil, agentError(agentName, err)
-		}
-	case <-timer.C:
-		if _, err := d.stopWaiting(); err != nil {
-			return nil, agentError(agentName, err)
-		}
-	case <-ctx.Done():
-		if _, err := d.stopWaiting(); err != nil {
-			return nil, agentError(agentName, err)
-		}
+	go d.lifecycle(body)
+	if nothingToSay {
+		return run, nil
+	}
+	if err := d.awaitAnswer(ctx, s.wait); err != nil {
+		return nil, agentError(st.name, err)
 	}
 	return run, nil
 }
@@ -179,7 +240,10 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 // task that asked for them; teams do not forward them), then the user's
 // new input (parts, with their message ids newIDs). It reconciles
 // in.Messages with the conversation the thread holds.
-func planMessage(th *Thread, in *agui.RunAgentInput, resume *resumePlan, parts []*a2a.Part, newIDs []string, team bool) runPlan {
+//
+// Only a single agent's record holds frontend calls (a team's members'
+// are not recorded), so a team run forwards no tool results.
+func planMessage(th *Thread, in *agui.RunAgentInput, resume *resumePlan, parts []*a2a.Part, newIDs []string) runPlan {
 	plan := runPlan{resume: resume}
 	// A client that missed what happened on the thread since it last read
 	// (its stream dropped while the run went on) gets the conversation the
@@ -188,7 +252,7 @@ func planMessage(th *Thread, in *agui.RunAgentInput, resume *resumePlan, parts [
 	switch {
 	case resume != nil:
 		parts = append(resume.parts, parts...)
-	case len(th.FrontendCalls) > 0 && !team:
+	case len(th.FrontendCalls) > 0:
 		var results []*a2a.Part
 		results, newIDs = mapping.ToolResults(in.Messages, th.FrontendCalls, th.SeenMessageIDs, newIDs)
 		parts = append(results, parts...)
