@@ -265,14 +265,13 @@ func (d *driver) finalize(terminal ...Entry) {
 // before another could adopt it (see takeOver) and continue a run whose
 // clients were told it ended.
 func (d *driver) releaseLater(update func(*Thread), terminal []Entry) {
-	for wait := appendRetryFirst; ; wait = min(2*wait, d.svc.releaseRetryMax()) {
-		select {
-		case <-d.svc.stopScan:
+	retry := backoff{next: appendRetryFirst, max: d.svc.releaseRetryMax()}
+	for {
+		if !retry.sleep(d.svc.stopScan) {
 			// Shutting down: the thread stays active for the next
 			// process (exclusive store) or an adopter (shared).
 			d.log.Warn("the store never took the end of this run before the shutdown; the thread stays busy until it is taken over")
 			return
-		case <-time.After(wait):
 		}
 		released, err := d.svc.releaseErr(d.thread, update, terminal...)
 		if released || err == nil {

@@ -153,7 +153,7 @@ func extend(ctx context.Context, agent Agent, op *opening) context.Context {
 // false. It returns what stopped it otherwise: ctx's end, or the error of
 // the third failed call in a row.
 func pollTask(ctx context.Context, spec *AgentSpec, agent Agent, id a2a.TaskID, next func(*a2a.Task) bool) error {
-	wait, failures := spec.PollInitial, 0
+	retry, failures := backoff{next: spec.PollInitial, max: spec.PollMax}, 0
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -170,12 +170,9 @@ func pollTask(ctx context.Context, spec *AgentSpec, agent Agent, id a2a.TaskID, 
 				return nil
 			}
 		}
-		select {
-		case <-ctx.Done():
+		if !retry.sleep(ctx.Done()) {
 			return ctx.Err()
-		case <-time.After(wait):
 		}
-		wait = min(wait*2, spec.PollMax)
 	}
 }
 
