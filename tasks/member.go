@@ -132,29 +132,14 @@ func (t *teamRun) handle(ctx context.Context, msg memberMsg) {
 			m.reached = true
 			t.accept()
 		}
-		size := eventSize(msg.ev)
-		t.d.budget.receive(size)
-		code, message := eventTooLarge(m.name, m.spec.MaxEventBytes, size)
-		if code == "" {
-			// The budget is the run's: once it is spent, every member that
-			// sends more ends its part with run_too_large.
-			code, message = t.d.budget.spent(t.d.spec.Name)
-		}
-		if code != "" {
-			// The member's part ends with the limit's code; the others go on.
-			m.stop(nil)
-			t.cancelTask(m)
-			t.deliver(m, m.tr.Fail(code, message))
-			break
-		}
 		t.noteArtifacts(m, msg.ev)
-		out := m.tr.Translate(msg.ev)
-		if code, message := stateTooLarge(m.name, t.d.spec.MaxStateBytes, out, t.tm.State); code != "" {
-			// As for a single agent: the state events that broke the
-			// limit are not shown, the thread keeps its last state, and
-			// this member's part ends.
-			t.d.stateRejected = true
-			t.deliver(m, slices.DeleteFunc(out, isStateEvent))
+		// The budget is the run's: once it is spent, every member that
+		// sends more ends its part with run_too_large.
+		out, code, message := t.d.take(m.name, m.spec.MaxEventBytes, msg.ev, m.tr.Translate, t.tm.State)
+		if code != "" {
+			// The member's part ends with the limit's code (after what
+			// may still be shown); the others go on.
+			t.deliver(m, out)
 			m.stop(nil)
 			t.cancelTask(m)
 			t.deliver(m, m.tr.Fail(code, message))
@@ -187,7 +172,7 @@ func (t *teamRun) fail(m *memberRun, err error) {
 		t.firstErr = err
 	}
 	events := m.tr.Fail(code, message)
-	if !t.reached {
+	if !t.d.reached {
 		m.buffer = append(m.buffer, events...)
 		t.held = append(t.held, m)
 		return

@@ -306,30 +306,12 @@ func (d *driver) cancelInterrupted(ctx context.Context) {
 
 // deliver translates one upstream event; it reports whether to go on.
 func (d *driver) deliver(ev a2a.Event) bool {
-	if !d.reached {
-		d.reached = true
+	if d.answered() {
 		d.sentInput = d.sentInput || d.sendsInput
-		if o := d.spec.Observer; o != nil {
-			o.FirstEvent(time.Since(d.started))
-		}
-		d.accept()
 	}
-	size := eventSize(ev)
-	d.budget.receive(size)
-	code, msg := eventTooLarge(d.spec.Name, d.spec.MaxEventBytes, size)
-	if code == "" {
-		code, msg = d.budget.spent(d.spec.Name)
-	}
+	out, code, msg := d.take(d.spec.Name, d.spec.MaxEventBytes, ev, d.tr.Translate, d.tr.State)
 	if code != "" {
-		d.refuseEvent(code, msg)
-		return false
-	}
-	out := d.tr.Translate(ev)
-	if code, msg := stateTooLarge(d.spec.Name, d.spec.MaxStateBytes, out, d.tr.State); code != "" {
-		// Everything but the state goes out; the thread keeps the state
-		// it had.
-		d.stateRejected = true
-		d.emit(slices.DeleteFunc(out, isStateEvent))
+		d.emit(out)
 		d.refuseEvent(code, msg)
 		return false
 	}

@@ -79,9 +79,8 @@ type teamRun struct {
 	// other; the others' events wait in their member's buffer.
 	lane *memberRun
 
-	// reached: some member's agent answered; held are failure events of
-	// members that failed before that (shown once the run is accepted).
-	reached  bool
+	// held are failure events of members that failed before any member's
+	// agent answered (d.reached; shown once the run is accepted).
 	held     []*memberRun
 	firstErr error
 
@@ -141,7 +140,7 @@ func (t *teamRun) run(ctx context.Context, _ context.CancelCauseFunc) {
 		msg := <-t.msgs
 		t.handle(ctx, msg)
 	}
-	if !t.reached && t.firstErr != nil && d.reject(t.firstErr) {
+	if !t.d.reached && t.firstErr != nil && d.reject(t.firstErr) {
 		return // StartRun answers with an HTTP error: no member was reachable
 	}
 	t.flushHeld()
@@ -180,16 +179,9 @@ func (t *teamRun) resume(ctx context.Context) {
 
 // accept is the first answer of any member: the run is on.
 func (t *teamRun) accept() {
-	if t.reached {
-		return
+	if t.d.answered() {
+		t.flushHeld()
 	}
-	t.reached = true
-	t.d.reached = true
-	if o := t.d.spec.Observer; o != nil {
-		o.FirstEvent(time.Since(t.d.started))
-	}
-	t.d.accept()
-	t.flushHeld()
 }
 
 // flushHeld shows the failures held while no member had answered.
@@ -279,7 +271,7 @@ func (t *teamRun) deliver(m *memberRun, events []agui.Event) {
 	if len(events) == 0 {
 		return
 	}
-	if !t.reached {
+	if !t.d.reached {
 		m.buffer = append(m.buffer, events...)
 		if !slices.Contains(t.held, m) {
 			t.held = append(t.held, m)
@@ -329,7 +321,7 @@ func (t *teamRun) drainLane() {
 
 // pending emits run-level events (the router's choice) in lane order.
 func (t *teamRun) pending(events []agui.Event) {
-	if t.reached && (t.v1 || t.lane == nil) {
+	if t.d.reached && (t.v1 || t.lane == nil) {
 		t.emit(events)
 		return
 	}
@@ -338,7 +330,7 @@ func (t *teamRun) pending(events []agui.Event) {
 	if len(t.members) > 0 {
 		m := t.members[0]
 		m.buffer = append(events, m.buffer...)
-		if !t.reached && !slices.Contains(t.held, m) {
+		if !t.d.reached && !slices.Contains(t.held, m) {
 			t.held = append(t.held, m)
 		}
 	}
