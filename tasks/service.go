@@ -147,7 +147,7 @@ type Admission interface {
 // them) on a context tied to the Service, not to the request: a client that
 // disconnects does not cancel the A2A task. Every event a run produces goes
 // to the thread's journal in the Store; clients read it back through
-// Run.Events, so a slow client never slows the agent.
+// RunReader.Events, so a slow client never slows the agent.
 type Service struct {
 	store Store
 	// catalog is the agents and teams new runs may use; SetAgents swaps
@@ -163,8 +163,8 @@ type Service struct {
 	mu      sync.Mutex
 	closing bool
 
-	// followers read the streams of tasks waiting for a credential.
-	followers map[ThreadKey]*follower
+	// signIns read the streams of tasks waiting for a credential.
+	signIns map[ThreadKey]*signInWatch
 	// drivers are the runs this process is driving, by thread.
 	drivers map[ThreadKey]*driver
 	// cancelGrace is Options.CancelGrace.
@@ -202,7 +202,7 @@ func NewService(opt Options) *Service {
 		ctx:         ctx,
 		cancel:      cancel,
 		instance:    cmp.Or(opt.Instance, uuid.NewString()),
-		followers:   make(map[ThreadKey]*follower),
+		signIns:     make(map[ThreadKey]*signInWatch),
 		drivers:     make(map[ThreadKey]*driver),
 		exclusive:   opt.ExclusiveStore,
 		cancelGrace: opt.CancelGrace,

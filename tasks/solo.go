@@ -168,7 +168,7 @@ func (s soloRun) run(ctx context.Context, cancel context.CancelCauseFunc) {
 	op := &opening{msg: msg, in: d.in, stateKey: d.spec.StateKey, brokeOff: func(err error) {
 		d.log.Warn("agent stream broke; following the task by polling", "err", err)
 	}}
-	var f *follower
+	var f *signInWatch
 	for ev, err := range upstream(ctx, d.agent, d.spec, op) {
 		if f != nil {
 			if err != nil || !f.push(ctx, ev) {
@@ -191,11 +191,11 @@ func (s soloRun) run(ctx context.Context, cancel context.CancelCauseFunc) {
 				d.idle.Stop()
 			}
 			op.streamOnly = true
-			f = d.svc.startFollowing(d.thread.Key, d.tr.TaskID(), func() { cancel(errFollowStopped) })
+			f = d.svc.watchSignIn(d.thread.Key, d.tr.TaskID(), func() { cancel(errFollowStopped) })
 		}
 	}
 	if f != nil {
-		d.svc.stopFollowing(d.thread.Key, f)
+		d.svc.endSignInWatch(d.thread.Key, f)
 	}
 }
 
@@ -225,7 +225,7 @@ func (d *driver) failUpstream(ctx context.Context, err error) {
 
 // resumeAuth answers an AUTH_REQUIRED interrupt. The task may have gone
 // on by itself meanwhile (the credential arrived out of band): what the
-// follower collected is shown first, and if the task is done the answer is
+// signInWatch collected is shown first, and if the task is done the answer is
 // not sent. If it still waits, the user's answer is forwarded; an agent
 // that cannot take a message now (its execution is still open) is followed
 // until the task moves on.
@@ -236,7 +236,7 @@ func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc)
 	if d.idle != nil {
 		d.idle.Stop()
 	}
-	if f := d.svc.takeFollower(d.thread.Key, id); f != nil {
+	if f := d.svc.takeSignInWatch(d.thread.Key, id); f != nil {
 		backlog, live := f.handoff()
 		defer f.release()
 		for _, ev := range backlog {
@@ -254,7 +254,7 @@ func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc)
 				}
 			}
 		}
-		d.follow(ctx)
+		d.pollToEnd(ctx)
 		return
 	}
 	// No live stream (a restart, or an agent without streaming): ask the
@@ -270,7 +270,7 @@ func (d *driver) resumeAuth(ctx context.Context, cancel context.CancelCauseFunc)
 	if task.Status.State == a2a.TaskStateAuthRequired && d.forward(ctx) {
 		return
 	}
-	d.follow(ctx)
+	d.pollToEnd(ctx)
 }
 
 // forward sends the resume's answer to the task and follows the reply; it
@@ -383,7 +383,7 @@ func (d *driver) sendCancel(id a2a.TaskID) {
 
 // follow polls the task until it ends, the run times out, or the agent
 // keeps failing.
-func (d *driver) follow(ctx context.Context) {
+func (d *driver) pollToEnd(ctx context.Context) {
 	id := d.tr.TaskID()
 	if id == "" {
 		d.end(ctx, errNoTask)

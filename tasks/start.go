@@ -23,7 +23,7 @@ import (
 // caller's thread and the new input), plan (what the run is to do, or an
 // answer without a run), claim (an admission slot and the thread) and
 // spawn (the run's goroutine, and the wait for the agent's first answer).
-func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAgentInput) (*Run, error) {
+func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAgentInput) (*RunReader, error) {
 	st, err := s.admit(agentName, in)
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func (st *start) load(ctx context.Context) error {
 // planned decides what the run is to do (st.plan). Some requests are
 // answered without a run of their own: a replay of a resume (the run that
 // answers it, tailed) or a resume that breaks the interrupt contract.
-func (st *start) planned(ctx context.Context) (*Run, error) {
+func (st *start) planned(ctx context.Context) (*RunReader, error) {
 	s, key, current, in := st.s, st.key, st.current, st.in
 	if s.running(current) {
 		if s.leaseLapsed(current) {
@@ -145,7 +145,7 @@ func (st *start) planned(ctx context.Context) (*Run, error) {
 		// An identical replay of the resume being run is answered by
 		// tailing that run rather than refused.
 		if rp := activeReplay(current, in); rp != nil {
-			return &Run{Key: key, RunID: rp.runID, svc: s, after: rp.after, driver: s.driving(key, rp.runID)}, nil
+			return &RunReader{Key: key, RunID: rp.runID, svc: s, after: rp.after, driver: s.driving(key, rp.runID)}, nil
 		}
 		return nil, threadBusy(key, current.Active.RunID)
 	}
@@ -158,7 +158,7 @@ func (st *start) planned(ctx context.Context) (*Run, error) {
 	case rej != nil:
 		return rejectedRun(key, in, rej), nil
 	case rp != nil:
-		return &Run{Key: key, RunID: rp.runID, svc: s, after: rp.after}, nil
+		return &RunReader{Key: key, RunID: rp.runID, svc: s, after: rp.after}, nil
 	}
 	st.plan = planMessage(current, in, resume, action.useA2UIAnswer(resume, st.parts), st.newIDs)
 	st.plan.caller = a2a.CallerAuthorization(ctx)
@@ -197,12 +197,12 @@ func (st *start) claim(ctx context.Context) (*Thread, error) {
 
 // spawn starts the run's goroutine on the claimed thread th and waits for
 // the agent's first answer (awaitAnswer).
-func (st *start) spawn(ctx context.Context, th *Thread) (*Run, error) {
+func (st *start) spawn(ctx context.Context, th *Thread) (*RunReader, error) {
 	s, plan := st.s, st.plan
 	d := newDriver(s, st.spec, th, st.in, st.after, plan)
 	d.releaseSlot = st.release
 	d.begin(ctx, trace.SpanKindServer)
-	run := &Run{Key: st.key, RunID: st.in.RunID, svc: s, after: st.after, driver: d}
+	run := &RunReader{Key: st.key, RunID: st.in.RunID, svc: s, after: st.after, driver: d}
 	body := d.drive
 	nothingToSay := len(plan.parts) == 0 && (plan.resume == nil || !plan.resume.cancel)
 	switch {
@@ -336,7 +336,7 @@ func activeReplay(th *Thread, in *agui.RunAgentInput) *replay {
 
 // rejectedRun answers a resume that breaks the interrupt contract with
 // RUN_STARTED and RUN_ERROR{code}, without touching the thread.
-func rejectedRun(key ThreadKey, in *agui.RunAgentInput, rej *rejection) *Run {
+func rejectedRun(key ThreadKey, in *agui.RunAgentInput, rej *rejection) *RunReader {
 	started := &agui.RunStarted{ThreadID: in.ThreadID, RunID: in.RunID}
 	if in.IsV1() {
 		started.ProtocolVersion = "1.0"
@@ -347,7 +347,7 @@ func rejectedRun(key ThreadKey, in *agui.RunAgentInput, rej *rejection) *Run {
 		b, _ := agui.Marshal(e)
 		fixed = append(fixed, agui.Envelope{ThreadID: key.ThreadID, RunID: in.RunID, Event: b})
 	}
-	return &Run{Key: key, RunID: in.RunID, fixed: fixed}
+	return &RunReader{Key: key, RunID: in.RunID, fixed: fixed}
 }
 
 // reconciled merges the conversation the bridge holds for a thread with the

@@ -299,7 +299,7 @@ func (s *Service) cancelIdle(ctx context.Context, th *Thread) (*ThreadView, erro
 		v.Cancel = res
 		return v, nil
 	}
-	if f := s.takeFollower(th.Key, a2a.TaskID(th.TaskID)); f != nil {
+	if f := s.takeSignInWatch(th.Key, a2a.TaskID(th.TaskID)); f != nil {
 		f.release() // nobody will resume it now
 	}
 	spec := s.agentSpec(agent)

@@ -38,7 +38,7 @@ type opening struct {
 	brokeOff func(err error)
 	// streamOnly, set by the consumer while it reads, stops the
 	// conversation when the stream ends instead of polling on: a run that
-	// ended on AUTH_REQUIRED keeps reading the stream for its follower,
+	// ended on AUTH_REQUIRED keeps reading the stream for its signInWatch,
 	// and no further.
 	streamOnly bool
 }

@@ -18,7 +18,7 @@ type Stream interface {
 }
 
 // batchStream is a Stream that can also yield its envelopes a batch at a
-// time, as they queued (tasks.Run): a writer sends each batch in one write.
+// time, as they queued (tasks.RunReader): a writer sends each batch in one write.
 type batchStream interface {
 	Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, error]
 }

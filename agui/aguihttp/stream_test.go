@@ -107,7 +107,7 @@ func TestDrainKeepsIdleConnectionsAlive(t *testing.T) {
 }
 
 // batched is a Stream that yields its envelopes in the batches given, as
-// tasks.Run does.
+// tasks.RunReader does.
 type batched [][]agui.Envelope
 
 func (b batched) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {

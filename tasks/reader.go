@@ -13,12 +13,12 @@ import (
 // journal (the store kept failing); readers get it instead of waiting.
 var ErrRunLost = errors.New("the run ended but its last events could not be stored")
 
-// Run is what a client reads: journaled events of a thread as envelopes,
-// each with its sequence number. It is either one run, from RUN_STARTED to
-// its terminal event (StartRun), or a thread followed from a point of its
-// journal: everything after it, then the run in progress live until it
-// ends (Follow).
-type Run struct {
+// RunReader is what a client reads: journaled events of a thread as
+// envelopes, each with its sequence number. It reads either one run, from
+// RUN_STARTED to its terminal event (StartRun), or a thread followed from a
+// point of its journal: everything after it, then the run in progress live
+// until it ends (Follow). It drives nothing: the run's driver does.
+type RunReader struct {
 	Key   ThreadKey
 	RunID string
 	svc   *Service
@@ -44,7 +44,7 @@ const readBatch = 256
 // of the shutdown notice (Seq 0, not journaled: the run goes on after a
 // restart, and a client resumes after the last Seq it saw). It ends early
 // with ctx's error when ctx ends.
-func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
+func (r *RunReader) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 	return func(yield func(agui.Envelope, error) bool) {
 		for batch, err := range r.Batches(ctx) {
 			if err != nil {
@@ -65,7 +65,7 @@ func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 // batch in one write pays one wake-up and one syscall for all the events
 // that queued while it was busy, instead of one each (issue 19). A batch
 // is never empty; its slice is the reader's to keep but not to modify.
-func (r *Run) Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, error] {
+func (r *RunReader) Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, error] {
 	return func(yield func([]agui.Envelope, error) bool) {
 		if r.fixed != nil {
 			yield(r.fixed, nil)
@@ -145,7 +145,7 @@ func (r *Run) Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, error] {
 // returns when the reader is done (stop), or when the store is to be read:
 // the reader fell behind the log, or d's run ended and the thread it
 // follows goes on (ended).
-func (r *Run) fromLive(ctx context.Context, d *driver, after *int64, yield func([]agui.Envelope, error) bool) (ended, stop bool) {
+func (r *RunReader) fromLive(ctx context.Context, d *driver, after *int64, yield func([]agui.Envelope, error) bool) (ended, stop bool) {
 	for {
 		envs, pos, changed := d.live.since(*after)
 		switch pos {
@@ -182,7 +182,7 @@ func (r *Run) fromLive(ctx context.Context, d *driver, after *int64, yield func(
 // fromStore yields the next stored entries after *after that the reader
 // wants (the run's, or the whole thread's). read says entries were found;
 // stop that the reader is done, or failed.
-func (r *Run) fromStore(ctx context.Context, after *int64, yield func([]agui.Envelope, error) bool) (read, stop bool) {
+func (r *RunReader) fromStore(ctx context.Context, after *int64, yield func([]agui.Envelope, error) bool) (read, stop bool) {
 	entries, err := r.svc.store.Read(ctx, r.Key, *after, readBatch)
 	if err != nil {
 		yield(nil, err)
@@ -207,7 +207,7 @@ func (r *Run) fromStore(ctx context.Context, after *int64, yield func([]agui.Env
 
 // cut ends a run's batch at the run's terminal event (a followed thread's
 // batches are whole), and says whether it did.
-func (r *Run) cut(envs []agui.Envelope) ([]agui.Envelope, bool) {
+func (r *RunReader) cut(envs []agui.Envelope) ([]agui.Envelope, bool) {
 	if !r.thread {
 		for i, e := range envs {
 			if agui.IsTerminalEvent(e.Event) {
@@ -221,7 +221,7 @@ func (r *Run) cut(envs []agui.Envelope) ([]agui.Envelope, bool) {
 // waitElsewhere waits for a run driven by another process to journal
 // more. The wait is bounded, so a thread released without an append (a
 // driver that gave up) is noticed too.
-func (r *Run) waitElsewhere(ctx context.Context, after int64) error {
+func (r *RunReader) waitElsewhere(ctx context.Context, after int64) error {
 	wctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	err := r.svc.store.Wait(wctx, r.Key, after)
@@ -238,7 +238,7 @@ func (r *Run) waitElsewhere(ctx context.Context, after int64) error {
 // (0: from the start), then the run in progress live until it ends; when
 // no run is in progress it ends once the journal is read. Unknown thread:
 // an *Error with status 404.
-func (s *Service) Follow(ctx context.Context, agent, threadID string, after int64) (*Run, error) {
+func (s *Service) Follow(ctx context.Context, agent, threadID string, after int64) (*RunReader, error) {
 	th, err := s.loadThread(ctx, agent, threadID)
 	if err != nil {
 		return nil, err
@@ -246,7 +246,7 @@ func (s *Service) Follow(ctx context.Context, agent, threadID string, after int6
 	if after, err = replayFrom(th, after); err != nil {
 		return nil, err
 	}
-	return &Run{Key: th.Key, svc: s, after: after, thread: true}, nil
+	return &RunReader{Key: th.Key, svc: s, after: after, thread: true}, nil
 }
 
 // PollResult is one long-poll answer: the envelopes after the asked
