@@ -27,12 +27,18 @@ SOAK_CONCURRENCY  ?= 1000
 SOAK_DURATION     ?= 10m
 SOAK_FLAGS        ?=
 
-.PHONY: test check gotest redis cacerts image bench-deps loadtest fuzz-short conformance conformance-deps browsertest browsertest-deps fuzz soak soak-abuse bench bench-users demo build
+.PHONY: engine-stats test check gotest redis cacerts image bench-deps loadtest fuzz-short conformance conformance-deps browsertest browsertest-deps fuzz soak soak-abuse bench bench-users demo build
 
 test: check gotest loadtest fuzz-short conformance browsertest
 
 build:
 	$(GO) build -o bridge ./cmd/bridge
+
+# The run engine's measures of issue 32 (file and function sizes of
+# package tasks, single-agent/team forks, A2A calls outside upstream.go,
+# public codes written more than once).
+engine-stats:
+	$(GO) run ./internal/enginestats
 
 check:
 	@echo "== gofmt"

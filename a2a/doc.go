@@ -48,7 +48,9 @@
 //	                                        statuses (503 when the agent answered 503 or 429)
 //	a2a_error                         502   anything else
 //
-// Status codes follow the bridge's own contract: 4xx when the caller's
+// The codes and their statuses are package errcode's, the bridge's one
+// table of public codes; Classify only decides which applies. Status codes
+// follow the bridge's own contract: 4xx when the caller's
 // request is at fault (or the task state forbids it), 502/503/504 when the
 // agent or the bridge-to-agent link is.
 //

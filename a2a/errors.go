@@ -14,6 +14,8 @@ import (
 	"syscall"
 
 	a2asdk "github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/a2a-agui-bridge/bridge/errcode"
 )
 
 // Bridge-level sentinels. Every error returned by this package is an *Error
@@ -138,40 +140,41 @@ type ErrorInfo struct {
 	Message    string
 }
 
-// classification is one row of the error table. Order matters: context errors
-// first (a deadline can surface wrapped in anything), then the phase (card,
-// transport selection), then A2A protocol errors, then transport failures.
+// classification is one row of the error table: the error, its code (whose
+// HTTP status is errcode's table's) and what to tell the client. Order
+// matters: context errors first (a deadline can surface wrapped in
+// anything), then the phase (card, transport selection), then A2A protocol
+// errors, then transport failures.
 var classification = []struct {
 	err     error
 	code    string
-	status  int
 	message string
 }{
-	{context.Canceled, "a2a_canceled", 499, "the request to the agent was canceled"},
-	{context.DeadlineExceeded, "a2a_timeout", http.StatusGatewayTimeout, "the agent did not answer in time"},
-	{ErrInvalidOptions, "a2a_invalid_options", http.StatusInternalServerError, "the agent is misconfigured in the bridge"},
-	{ErrCardUntrusted, "a2a_card_untrusted", http.StatusBadGateway, "the bridge does not trust the agent"},
-	{ErrCardUnavailable, "a2a_card_unavailable", http.StatusBadGateway, "the agent card could not be fetched or parsed"},
-	{ErrNoTransport, "a2a_no_transport", http.StatusBadGateway, "the agent offers no protocol binding the bridge speaks"},
-	{ErrTaskNotFound, "a2a_task_not_found", http.StatusNotFound, "task not found"},
-	{ErrTaskNotCancelable, "a2a_task_not_cancelable", http.StatusConflict, "the task can no longer be canceled"},
-	{ErrUnsupportedOperation, "a2a_unsupported_operation", http.StatusNotImplemented, "the agent does not support this operation"},
-	{ErrPushNotificationNotSupported, "a2a_push_not_supported", http.StatusNotImplemented, "the agent does not support push notifications"},
-	{ErrExtendedCardNotConfigured, "a2a_extended_card_not_configured", http.StatusNotImplemented, "the agent has no extended card"},
-	{ErrContentTypeNotSupported, "a2a_content_type_not_supported", http.StatusUnsupportedMediaType, "the agent does not accept this content type"},
-	{ErrInvalidParams, "a2a_invalid_params", http.StatusBadRequest, "the agent rejected the request parameters"},
-	{ErrUnauthenticated, "a2a_unauthenticated", http.StatusUnauthorized, "the agent requires authentication"},
-	{ErrUnauthorized, "a2a_unauthorized", http.StatusForbidden, "the agent denied permission"},
-	{ErrVersionNotSupported, "a2a_version_not_supported", http.StatusBadGateway, "the agent does not support this A2A protocol version"},
-	{ErrExtensionSupportRequired, "a2a_extension_required", http.StatusBadGateway, "the agent requires an A2A extension the bridge did not request"},
-	{ErrParseError, "a2a_protocol_error", http.StatusBadGateway, "the agent could not parse the bridge's request"},
-	{ErrInvalidRequest, "a2a_protocol_error", http.StatusBadGateway, "the agent rejected the bridge's request as invalid"},
-	{ErrMethodNotFound, "a2a_protocol_error", http.StatusBadGateway, "the agent does not implement this method"},
-	{ErrInvalidAgentResponse, "a2a_invalid_agent_response", http.StatusBadGateway, "the agent sent an invalid response"},
-	{ErrInternalError, "a2a_internal", http.StatusBadGateway, "the agent reported an internal error"},
-	{ErrServerError, "a2a_internal", http.StatusBadGateway, "the agent reported a server error"},
-	{ErrOutOfDescriptors, "bridge_overloaded", http.StatusServiceUnavailable, "the bridge cannot open another connection to the agent: it is out of file descriptors (raise its open-files limit, or add instances)"},
-	{ErrUnavailable, "a2a_unavailable", http.StatusBadGateway, "the agent is unreachable"},
+	{context.Canceled, errcode.A2ACanceled, "the request to the agent was canceled"},
+	{context.DeadlineExceeded, errcode.A2ATimeout, "the agent did not answer in time"},
+	{ErrInvalidOptions, errcode.A2AInvalidOptions, "the agent is misconfigured in the bridge"},
+	{ErrCardUntrusted, errcode.A2ACardUntrusted, "the bridge does not trust the agent"},
+	{ErrCardUnavailable, errcode.A2ACardUnavailable, "the agent card could not be fetched or parsed"},
+	{ErrNoTransport, errcode.A2ANoTransport, "the agent offers no protocol binding the bridge speaks"},
+	{ErrTaskNotFound, errcode.A2ATaskNotFound, "task not found"},
+	{ErrTaskNotCancelable, errcode.A2ATaskNotCancelable, "the task can no longer be canceled"},
+	{ErrUnsupportedOperation, errcode.A2AUnsupportedOperation, "the agent does not support this operation"},
+	{ErrPushNotificationNotSupported, errcode.A2APushNotSupported, "the agent does not support push notifications"},
+	{ErrExtendedCardNotConfigured, errcode.A2AExtendedCardNotConfigured, "the agent has no extended card"},
+	{ErrContentTypeNotSupported, errcode.A2AContentTypeNotSupported, "the agent does not accept this content type"},
+	{ErrInvalidParams, errcode.A2AInvalidParams, "the agent rejected the request parameters"},
+	{ErrUnauthenticated, errcode.A2AUnauthenticated, "the agent requires authentication"},
+	{ErrUnauthorized, errcode.A2AUnauthorized, "the agent denied permission"},
+	{ErrVersionNotSupported, errcode.A2AVersionNotSupported, "the agent does not support this A2A protocol version"},
+	{ErrExtensionSupportRequired, errcode.A2AExtensionRequired, "the agent requires an A2A extension the bridge did not request"},
+	{ErrParseError, errcode.A2AProtocolError, "the agent could not parse the bridge's request"},
+	{ErrInvalidRequest, errcode.A2AProtocolError, "the agent rejected the bridge's request as invalid"},
+	{ErrMethodNotFound, errcode.A2AProtocolError, "the agent does not implement this method"},
+	{ErrInvalidAgentResponse, errcode.A2AInvalidAgentResponse, "the agent sent an invalid response"},
+	{ErrInternalError, errcode.A2AInternal, "the agent reported an internal error"},
+	{ErrServerError, errcode.A2AInternal, "the agent reported a server error"},
+	{ErrOutOfDescriptors, errcode.Overloaded, "the bridge cannot open another connection to the agent: it is out of file descriptors (raise its open-files limit, or add instances)"},
+	{ErrUnavailable, errcode.A2AUnavailable, "the agent is unreachable"},
 }
 
 // Classify maps any error from this package (or a context error) to a stable
@@ -185,7 +188,7 @@ func Classify(err error) ErrorInfo {
 		if !errors.Is(err, c.err) {
 			continue
 		}
-		info := ErrorInfo{Code: c.code, HTTPStatus: c.status, Message: c.message}
+		info := ErrorInfo{Code: c.code, HTTPStatus: errcode.HTTPStatus(c.code), Message: c.message}
 		if c.err == ErrUnavailable {
 			// An agent that says "come back later" is a 503, not a broken gateway.
 			var hs *HTTPStatusError
@@ -211,7 +214,7 @@ func Classify(err error) ErrorInfo {
 		}
 		return info
 	}
-	return ErrorInfo{Code: "a2a_error", HTTPStatus: http.StatusBadGateway, Message: "the call to the agent failed"}
+	return ErrorInfo{Code: errcode.A2AError, HTTPStatus: errcode.HTTPStatus(errcode.A2AError), Message: "the call to the agent failed"}
 }
 
 // Explain says, for an operator, what failed and why, beyond Classify's

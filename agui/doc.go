@@ -3,9 +3,10 @@
 // and the Message union), their encoding (Marshal, Decode, SSE frames via
 // AppendSSE), request decoding (DecodeRunAgentInput), and a Go port of the
 // @ag-ui/client verifier for each client generation in circulation
-// (Verifier, Guard). It also lists the bridge's public error codes, the
-// "code" clients read in RUN_ERROR and in refused requests, with the HTTP
-// status each refusal has (codes.go, the one table of them). Beyond those
+// (Verifier, Guard). It also names the bridge's public error codes, the
+// "code" clients read in RUN_ERROR and in refused requests, and the HTTP
+// status each refusal has (codes.go; the strings and statuses are package
+// errcode's one table). Beyond those
 // status numbers it knows nothing of HTTP, and nothing of A2A or the store.
 // The reference for every rule here is /work/shared/docs/AGUI-PROTOCOL.md
 // (cited by section).

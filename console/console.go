@@ -1,6 +1,8 @@
 package console
 
 import (
+	"github.com/a2a-agui-bridge/bridge/errcode"
+
 	"bytes"
 	"crypto/sha256"
 	"embed"
@@ -114,7 +116,7 @@ func (h handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if a == nil {
-		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.Method+" "+r.URL.Path)
+		writeError(w, http.StatusNotFound, errcode.NotFound, "no route for "+r.Method+" "+r.URL.Path)
 		return
 	}
 	hd := w.Header()

@@ -11,6 +11,7 @@ import (
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui/aguihttp"
 	"github.com/a2a-agui-bridge/bridge/config"
+	"github.com/a2a-agui-bridge/bridge/errcode"
 	"github.com/a2a-agui-bridge/bridge/mapping"
 	"github.com/a2a-agui-bridge/bridge/observe"
 	"github.com/a2a-agui-bridge/bridge/tasks"
@@ -79,12 +80,11 @@ func (r *remoteAgent) CallDone(agent, op, code string) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	switch code {
-	case "a2a_unavailable", "a2a_card_unavailable", "a2a_timeout":
+	switch {
+	case errcode.Unreachable(code):
 		r.unreachable = code
-	case "a2a_canceled", "bridge_overloaded":
-		// Says nothing of the agent: our caller left, or we are out of
-		// file descriptors.
+	case errcode.SaysNothingOfAgent(code):
+		// Our caller left, or we are out of file descriptors.
 	default:
 		r.unreachable = "" // the agent answered, even if with an error
 	}

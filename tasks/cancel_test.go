@@ -69,7 +69,7 @@ func TestCancelBeforeTheTaskIsKnown(t *testing.T) {
 	agent.after = []scripted{{ev: task(a2a.TaskStateWorking, "")}, {ev: chunk("late", false)}}
 	svc, store := newTestService(t, agent, nil)
 	key := ThreadKey{Agent: "a", ThreadID: "th"}
-	started := make(chan *Run, 1)
+	started := make(chan *RunReader, 1)
 	go func() {
 		run, err := svc.StartRun(t.Context(), "a", input("th", "r1"))
 		if err != nil {

@@ -13,27 +13,38 @@
 //
 // Where to look:
 //
-//   - service.go: Service, StartRun (checks the request against the
-//     thread, plans the run, claims the thread) and the release of a run;
+//   - service.go: Service, its catalog of agents and teams, and the
+//     release of a run; start.go: StartRun in its steps (admit, load,
+//     plan, claim, spawn) and the planning helpers;
 //   - driver.go: the run's driver, one goroutine per run (lifecycle), with
-//     its plan (runPlan, decided before it starts), its phase (phase.go)
-//     and its body (runBody: soloRun, or a teamRun) — the one place a
-//     single agent's run and a team's differ;
-//   - upstream.go: the one conversation every kind of run has with an agent
-//     (its message, the answer to a sign-in, a run taken over, a team
-//     member's part, a cancel), cancelOrGet, the timeout failure;
+//     its plan (runPlan, decided before it starts), its phase (phase.go),
+//     the handshake with StartRun (accept, reject, awaitAnswer) and its
+//     body (runBody: soloRun, or a teamRun) — the one place a single
+//     agent's run and a team's differ; ending.go: how a run ends (emit,
+//     finalize, suspend, the cancel grace);
+//   - solo.go: a single agent's run (its translator, sign-in answers,
+//     deliver); team.go, member.go, route.go: team runs and a member's part;
+//   - upstream.go: every call to an agent — the one conversation every kind
+//     of run has with it (its message, the answer to a sign-in, a run taken
+//     over, a team member's part, a cancel), GetTask and CancelTask,
+//     cancelOrGet, the timeout failure; backoff.go: the one way the
+//     engine's loops wait and retry;
 //   - record.go: the one optimistic-retry loop for thread records;
-//   - team.go, route.go: team runs; resume.go: interrupts and resumes;
-//     takeover.go, lease.go: runs continued after a restart or adopted from
-//     a dead instance; follow.go: sign-in streams kept for the resume;
-//     journal.go, live.go, run.go: the journal writer (which appends
+//     resume.go: interrupts and resumes; takeover.go, lease.go: runs
+//     continued after a restart or adopted from a dead instance;
+//     signin.go: the agent streams kept open, after a run ended waiting for
+//     a sign-in, for the resume run;
+//   - journal.go, live.go, reader.go: the journal writer (which appends
 //     itself to a fast store and from a goroutine to a slow one, and rides
-//     out a store outage within Options.StoreOutage) and its readers, event
-//     by event or batch by batch;
-//   - threads.go: the thread snapshot and cancel; errors.go, limits.go,
-//     observe.go: typed errors (codes from agui's table), per-run limits
-//     (the run budget, the conversation a record keeps), the observer
-//     hooks; compact.go: bounded thread journals.
+//     out a store outage within Options.StoreOutage), the live log, and
+//     RunReader, what clients read — one run, or a thread followed
+//     (Follow) — event by event or batch by batch;
+//   - threads.go: the thread snapshot and cancel; errors.go: typed errors
+//     (codes from package errcode's table, through agui); budget.go: a
+//     run's own budgets (its output, an event's and the state's size, the
+//     conversation a record keeps) — admission across runs is package
+//     limits; observe.go: the observer hooks; compact.go: bounded thread
+//     journals; a2ui.go: the A2UI extension of a run.
 //
 // Concurrency contract: Service.StartRun may be called concurrently. Every
 // run is driven by one goroutine owned by the Service, on a context tied to
@@ -42,7 +53,7 @@
 // agent's stream is read on the run's goroutine, which translates each
 // event and queues it for the journal (no hand-off per event); a team run
 // adds one goroutine per member, which only reads and forwards. Clients
-// read a run back from the journal (Run.Events): a run driven in this
+// read a run back from the journal (RunReader.Events): a run driven in this
 // process from its live log of stored events, others from the store, so a
 // slow client cannot slow the agent or grow memory.
 //

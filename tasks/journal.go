@@ -190,7 +190,8 @@ func (w *journalWriter) append(batch []Entry) {
 	var giveUp time.Time
 	var took time.Duration
 	failed := false
-	for wait := appendRetryFirst; ; wait = min(2*wait, appendRetryMax) {
+	retry := backoff{next: appendRetryFirst, max: appendRetryMax}
+	for {
 		began := time.Now()
 		ctx, cancel := w.attemptContext(began), func() {}
 		if failed {
@@ -218,6 +219,7 @@ func (w *journalWriter) append(batch []Entry) {
 			failed, giveUp = true, time.Now().Add(w.outage)
 			w.log.Warn("journal append failed; retrying while the store is out", "entries", len(batch), "for", w.outage, "err", err)
 		}
+		wait := retry.step()
 		if !time.Now().Add(wait).Before(giveUp) {
 			break
 		}

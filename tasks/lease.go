@@ -44,10 +44,8 @@ func (s *Service) scanLeases() {
 	defer close(s.scanDone)
 	wait := time.Duration(0) // a starting instance adopts at once
 	for {
-		select {
-		case <-s.stopScan:
+		if !sleep(wait, s.stopScan, nil) {
 			return
-		case <-time.After(wait):
 		}
 		s.adoptLapsed()
 		half := s.lease / 2
@@ -89,15 +87,8 @@ func (d *driver) keepLease(stop context.CancelCauseFunc) {
 	defer d.leasing.Done()
 	next := d.svc.lease / 3
 	for {
-		t := time.NewTimer(next)
-		select {
-		case <-d.finishing:
-			t.Stop()
+		if !sleep(next, d.finishing, d.svc.ctx.Done()) {
 			return
-		case <-d.svc.ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
 		}
 		ours, failed := d.renew()
 		// After a failed renewal (the store is out) try again soon rather
@@ -208,14 +199,8 @@ func (s *Service) adoptAfter(key ThreadKey, wait time.Duration) {
 	}
 	go func() {
 		defer s.wg.Done()
-		if wait > 0 {
-			t := time.NewTimer(wait)
-			defer t.Stop()
-			select {
-			case <-s.stopScan:
-				return
-			case <-t.C:
-			}
+		if wait > 0 && !sleep(wait, s.stopScan, nil) {
+			return
 		}
 		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
 		defer cancel()
@@ -254,9 +239,7 @@ func (d *driver) noticeCancel(ctx context.Context, cur *Thread) {
 	if !cur.Active.CancelRequested || cur.Active.TaskID == "" || d.team != nil || d.agent == nil || d.cancelledTask() != nil {
 		return
 	}
-	c, cancel := context.WithTimeout(ctx, d.spec.RequestTimeout)
-	defer cancel()
-	task, err := d.agent.GetTask(c, a2a.TaskID(cur.Active.TaskID))
+	task, err := getTask(ctx, d.agent, d.spec.RequestTimeout, a2a.TaskID(cur.Active.TaskID))
 	if err != nil {
 		return
 	}

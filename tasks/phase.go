@@ -4,7 +4,7 @@ package tasks
 // for the agent's first answer) and the lease keeper see it. It only moves
 // along these arrows (to):
 //
-//	starting ─accept, stopWaiting─▶ running ─finalize─▶ released
+//	starting ─accept, awaitAnswer─▶ running ─finalize─▶ released
 //	starting ─finalize─▶ released     (the run ended before StartRun stopped waiting)
 //	starting ─reject─▶ rejected       (the failure went back to StartRun as an HTTP error)
 //	starting, running ─suspend─▶ suspended

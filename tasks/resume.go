@@ -141,20 +141,9 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 		return nil, rp, rej
 	}
 
-	pending := map[string]mapping.PendingInterrupt{}
-	for _, p := range th.Interrupts {
-		pending[p.Interrupt.ID] = p
-	}
-	for _, r := range in.Resume {
-		if _, ok := pending[r.InterruptID]; !ok {
-			return nil, nil, s.unknownInterrupt(ctx, th, r.InterruptID)
-		}
-	}
-	for _, p := range th.Interrupts {
-		if !seen[p.Interrupt.ID] {
-			return nil, nil, &rejection{CodeInterruptNotResumed, fmt.Sprintf(
-				"resume must address pending interrupt %s (partial resumes are not supported)", p.Interrupt.ID)}
-		}
+	pending, rej := s.addressed(ctx, th, in, seen)
+	if rej != nil {
+		return nil, nil, rej
 	}
 
 	plan := &resumePlan{cancel: true, echoed: echoed}
@@ -174,17 +163,8 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 		if r.Status == agui.ResumeResolved {
 			plan.cancel = false
 			sub.cancel = false
-			if !p.ExpiresAt.IsZero() && now.After(p.ExpiresAt) {
-				return nil, nil, &rejection{CodeInterruptExpired, fmt.Sprintf(
-					"interrupt %s expired at %s; cancel it to continue the thread", p.Interrupt.ID, p.ExpiresAt.Format(time.RFC3339))}
-			}
-			if isAbsent(r.Payload) {
-				return nil, nil, &rejection{CodeResumePayloadMissing, fmt.Sprintf(
-					"resume of interrupt %s has status resolved but no payload", p.Interrupt.ID)}
-			}
-			if err := validatePayload(p.Interrupt.ResponseSchema, r.Payload); err != nil {
-				return nil, nil, &rejection{CodeResumePayloadInvalid, fmt.Sprintf(
-					"the payload for interrupt %s does not match its responseSchema: %v", p.Interrupt.ID, err)}
+			if rej := checkAnswer(p, r, now); rej != nil {
+				return nil, nil, rej
 			}
 		}
 		parts, result, err := answerParts(p, r)
@@ -212,6 +192,45 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 		plan.members[name].metadata = resumeMetadata(a)
 	}
 	return plan, nil, nil
+}
+
+// addressed checks that a resume answers exactly the thread's pending
+// interrupts (seen: the ids it answers), and returns them by id.
+func (s *Service) addressed(ctx context.Context, th *Thread, in *agui.RunAgentInput, seen map[string]bool) (map[string]mapping.PendingInterrupt, *rejection) {
+	pending := map[string]mapping.PendingInterrupt{}
+	for _, p := range th.Interrupts {
+		pending[p.Interrupt.ID] = p
+	}
+	for _, r := range in.Resume {
+		if _, ok := pending[r.InterruptID]; !ok {
+			return nil, s.unknownInterrupt(ctx, th, r.InterruptID)
+		}
+	}
+	for _, p := range th.Interrupts {
+		if !seen[p.Interrupt.ID] {
+			return nil, &rejection{CodeInterruptNotResumed, fmt.Sprintf(
+				"resume must address pending interrupt %s (partial resumes are not supported)", p.Interrupt.ID)}
+		}
+	}
+	return pending, nil
+}
+
+// checkAnswer checks a resolved interrupt's answer r at now: not expired,
+// with a payload its response schema accepts.
+func checkAnswer(p mapping.PendingInterrupt, r agui.ResumeEntry, now time.Time) *rejection {
+	if !p.ExpiresAt.IsZero() && now.After(p.ExpiresAt) {
+		return &rejection{CodeInterruptExpired, fmt.Sprintf(
+			"interrupt %s expired at %s; cancel it to continue the thread", p.Interrupt.ID, p.ExpiresAt.Format(time.RFC3339))}
+	}
+	if isAbsent(r.Payload) {
+		return &rejection{CodeResumePayloadMissing, fmt.Sprintf(
+			"resume of interrupt %s has status resolved but no payload", p.Interrupt.ID)}
+	}
+	if err := validatePayload(p.Interrupt.ResponseSchema, r.Payload); err != nil {
+		return &rejection{CodeResumePayloadInvalid, fmt.Sprintf(
+			"the payload for interrupt %s does not match its responseSchema: %v", p.Interrupt.ID, err)}
+	}
+	return nil
 }
 
 // resumeMetadata tells the agent which interrupts the message answers.

@@ -159,7 +159,7 @@ func TestStringPayloadAlsoTravelsAsText(t *testing.T) {
 	}
 }
 
-func must(r *Run, err error) *Run {
+func must(r *RunReader, err error) *RunReader {
 	if err != nil {
 		panic(err)
 	}
@@ -285,7 +285,7 @@ func TestIdempotentReplay(t *testing.T) {
 	wantCode(t, svc, resumeInput("th", "r4", resolved(in.ID, `{"city":"Rome"}`)), CodeInterruptAlreadyResolved)
 }
 
-func rawEvents(t *testing.T, run *Run) [][]byte {
+func rawEvents(t *testing.T, run *RunReader) [][]byte {
 	t.Helper()
 	var out [][]byte
 	for b, err := range run.Events(t.Context()) {
@@ -558,7 +558,7 @@ func TestStaleRunOfADeadProcess(t *testing.T) {
 
 // TestAuthResumeAfterTheStreamEnded: the agent finished by itself after an
 // AUTH_REQUIRED interrupt; the resume run shows the backlog and sends
-// nothing. Without a live follower (a restart) GetTask tells the same.
+// nothing. Without a live signInWatch (a restart) GetTask tells the same.
 func TestAuthResumeAfterTheStreamEnded(t *testing.T) {
 	t.Parallel()
 	for _, restart := range []bool{false, true} {
@@ -575,16 +575,16 @@ func TestAuthResumeAfterTheStreamEnded(t *testing.T) {
 			t.Fatalf("interrupt %+v", in)
 		}
 		if restart {
-			// A new process over the same store has no follower.
+			// A new process over the same store has no signInWatch.
 			svc = NewService(Options{Store: store, ExclusiveStore: true, Agents: []AgentSpec{{Name: "a",
 				Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
 			defer svc.Close(t.Context())
 		} else {
-			// Wait for the follower to read the rest of the stream.
+			// Wait for the signInWatch to read the rest of the stream.
 			deadline := time.Now().Add(5 * time.Second)
 			for {
 				svc.mu.Lock()
-				f := svc.followers[ThreadKey{Agent: "a", ThreadID: "th"}]
+				f := svc.signIns[ThreadKey{Agent: "a", ThreadID: "th"}]
 				svc.mu.Unlock()
 				if f != nil {
 					f.mu.Lock()
@@ -595,7 +595,7 @@ func TestAuthResumeAfterTheStreamEnded(t *testing.T) {
 					}
 				}
 				if time.Now().After(deadline) {
-					t.Fatal("the follower did not read the stream")
+					t.Fatal("the signInWatch did not read the stream")
 				}
 				time.Sleep(5 * time.Millisecond)
 			}

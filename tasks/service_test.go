@@ -197,7 +197,7 @@ func input(thread, run string) *agui.RunAgentInput {
 }
 
 // collect reads a run's events to the end and returns them decoded.
-func collect(t *testing.T, run *Run) []agui.Event {
+func collect(t *testing.T, run *RunReader) []agui.Event {
 	t.Helper()
 	var out []agui.Event
 	for b, err := range run.Events(t.Context()) {

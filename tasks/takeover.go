@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -42,13 +43,7 @@ func (s *Service) Recover(ctx context.Context) (int, error) {
 // takeOver continues key's active run when its driver is gone. It reports
 // whether this process took the run (another may have, first).
 func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
-	s.mu.Lock()
-	closing := s.closing
-	if !closing {
-		s.wg.Add(1) // released by the driver's goroutine, or below
-	}
-	s.mu.Unlock()
-	if closing {
+	if !s.enter() {
 		return false, ErrShuttingDown
 	}
 	started := false
@@ -57,94 +52,110 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 			s.wg.Done()
 		}
 	}()
-
-	th, err := s.store.GetThread(ctx, key)
-	if err != nil {
+	th, err := s.adoptable(ctx, key)
+	if th == nil || err != nil {
 		return false, err
 	}
-	if th.Active == nil || (!s.stale(th) && !s.leaseLapsed(th)) {
-		return false, nil
-	}
-	if !s.stale(th) {
-		// Not before its owner had lapseGrace to write: it may be alive
-		// and only cut off from the store for longer than the lease.
-		if ok, wait := s.lapsedLongEnough(key, th.Version); !ok {
-			s.adoptAfter(key, wait)
-			return false, nil
-		}
-	}
-	// An agent this process's config does not have (removed by a reload,
-	// or only in another instance's config) cannot be driven from here:
-	// leave the run to an instance that has it.
 	cat := s.catalog.Load()
-	if cat.agents[key.Agent] == nil && cat.teams[key.Agent] == nil {
-		s.log.Warn("a run to take over is of an agent not configured here; left", "agent", key.Agent, "thread_id", key.ThreadID)
-		return false, nil
-	}
-	active := th.Active
-	in := &agui.RunAgentInput{ThreadID: key.ThreadID, RunID: active.RunID}
-	if len(active.Input) > 0 {
-		if err := json.Unmarshal(active.Input, in); err != nil {
-			s.log.Warn("the run's recorded request does not decode; continuing without it", "thread_id", key.ThreadID, "err", err)
-			in = &agui.RunAgentInput{ThreadID: key.ThreadID, RunID: active.RunID}
-		}
-	}
-	// Claim it: this process owns the run from now on.
-	next := th.Clone()
-	next.Active.Owner = s.instance
-	if s.lease > 0 {
-		next.Active.LeaseExpires = time.Now().Add(s.lease)
-	}
-	v, err := s.store.PutThread(ctx, next)
-	if errors.Is(err, ErrConflict) {
-		return false, nil
-	}
-	if err != nil {
+	in := recordedInput(s.log, key, th.Active)
+	next, prior, last, err := s.reclaim(ctx, th)
+	if next == nil || err != nil {
 		return false, err
 	}
-	next.Version = v
-	// Read after the claim: an owner that was only slow, not dead, stops
-	// appending once it sees the claim, so the journal read now is the one
-	// this driver continues. A failure here leaves the claim to lapse and
-	// the run to be adopted again.
-	prior, err := s.runEvents(ctx, key, active.RunID, active.After)
-	if err != nil {
-		return false, err
-	}
-	last, err := s.store.LastSeq(ctx, key)
-	if err != nil {
-		return false, err
-	}
-
 	d := newDriver(s, cat.agents[key.Agent], next, in, last, runPlan{takeover: true, prior: prior})
+	body := d.drive
 	if team := cat.teams[key.Agent]; team != nil {
 		// A team run's members each had their own stream; they are not
 		// followed again. The run ends here, its members' tasks go on,
 		// and the thread's next run sees where they are.
 		d.spec = cat.teamAgentSpec(team)
 		d.runTeam(newTeamRun(d, team, cat))
-		d.begin(ctx, trace.SpanKindInternal)
-		started = true
-		s.register(d)
-		go d.lifecycle(func() {
+		body = func() {
 			d.abandon("the bridge restarted during this team's run; its members' tasks go on: ask again to see their answers")
-		})
-		return true, nil
-	}
-	if d.spec == nil {
+		}
+	} else if d.spec == nil {
 		// The agent left the configuration: end the run plainly.
 		d.spec = &AgentSpec{Name: key.Agent}
-		d.begin(ctx, trace.SpanKindInternal)
-		started = true
-		s.register(d)
-		go d.lifecycle(func() { d.abandon(fmt.Sprintf("agent %q is no longer configured", key.Agent)) })
-		return true, nil
+		body = func() { d.abandon(fmt.Sprintf("agent %q is no longer configured", key.Agent)) }
 	}
 	d.begin(ctx, trace.SpanKindInternal)
 	started = true
 	s.register(d)
-	go d.lifecycle(d.drive)
+	go d.lifecycle(body)
 	return true, nil
+}
+
+// adoptable reads key's thread and returns it when its active run is this
+// process's to take over now: its owner is gone (an earlier process of an
+// exclusive store, or an instance whose lease lapsed long enough ago) and
+// its agent is configured here. Otherwise it returns nil.
+func (s *Service) adoptable(ctx context.Context, key ThreadKey) (*Thread, error) {
+	th, err := s.store.GetThread(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if th.Active == nil || (!s.stale(th) && !s.leaseLapsed(th)) {
+		return nil, nil
+	}
+	if !s.stale(th) {
+		// Not before its owner had lapseGrace to write: it may be alive
+		// and only cut off from the store for longer than the lease.
+		if ok, wait := s.lapsedLongEnough(key, th.Version); !ok {
+			s.adoptAfter(key, wait)
+			return nil, nil
+		}
+	}
+	// An agent this process's config does not have (removed by a reload,
+	// or only in another instance's config) cannot be driven from here:
+	// leave the run to an instance that has it.
+	if !s.HasAgent(key.Agent) {
+		s.log.Warn("a run to take over is of an agent not configured here; left", "agent", key.Agent, "thread_id", key.ThreadID)
+		return nil, nil
+	}
+	return th, nil
+}
+
+// recordedInput is the request of a run taken over, as its thread
+// recorded it.
+func recordedInput(log *slog.Logger, key ThreadKey, active *ActiveRun) *agui.RunAgentInput {
+	in := &agui.RunAgentInput{ThreadID: key.ThreadID, RunID: active.RunID}
+	if len(active.Input) > 0 {
+		if err := json.Unmarshal(active.Input, in); err != nil {
+			log.Warn("the run's recorded request does not decode; continuing without it", "thread_id", key.ThreadID, "err", err)
+			in = &agui.RunAgentInput{ThreadID: key.ThreadID, RunID: active.RunID}
+		}
+	}
+	return in
+}
+
+// reclaim makes this process th's active run's owner, and reads what the
+// run journaled (prior) and where its journal ends (last). It returns a
+// nil record when another process claimed the run first.
+func (s *Service) reclaim(ctx context.Context, th *Thread) (next *Thread, prior []agui.Event, last int64, err error) {
+	next = th.Clone()
+	next.Active.Owner = s.instance
+	if s.lease > 0 {
+		next.Active.LeaseExpires = time.Now().Add(s.lease)
+	}
+	v, err := s.store.PutThread(ctx, next)
+	if errors.Is(err, ErrConflict) {
+		return nil, nil, 0, nil
+	}
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	next.Version = v
+	// Read after the claim: an owner that was only slow, not dead, stops
+	// appending once it sees the claim, so the journal read now is the one
+	// this driver continues. A failure here leaves the claim to lapse and
+	// the run to be adopted again.
+	if prior, err = s.runEvents(ctx, th.Key, th.Active.RunID, th.Active.After); err != nil {
+		return nil, nil, 0, err
+	}
+	if last, err = s.store.LastSeq(ctx, th.Key); err != nil {
+		return nil, nil, 0, err
+	}
+	return next, prior, last, nil
 }
 
 // runEvents decodes the events run runID journaled after seq after.

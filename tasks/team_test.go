@@ -65,7 +65,7 @@ func teamInput(run string, v1 bool) *agui.RunAgentInput {
 
 // collectChecked reads a run to its end and checks it against the verifier
 // of the client generation.
-func collectChecked(t *testing.T, run *Run, v1 bool) []agui.Event {
+func collectChecked(t *testing.T, run *RunReader, v1 bool) []agui.Event {
 	t.Helper()
 	events := collect(t, run)
 	if err := agui.CheckStream(v1, events); err != nil {

@@ -255,9 +255,7 @@ func (s *Service) cancelRun(ctx context.Context, th *Thread) (*ThreadView, error
 	conn, err := spec.Connect(ctx)
 	var task *a2a.Task
 	if err == nil {
-		cctx, cancel := context.WithTimeout(ctx, spec.RequestTimeout)
-		task, err = conn.CancelTask(cctx, a2a.TaskID(th.Active.TaskID))
-		cancel()
+		task, err = cancelTask(ctx, conn, spec.RequestTimeout, a2a.TaskID(th.Active.TaskID))
 	}
 	switch {
 	case err == nil:
@@ -301,7 +299,7 @@ func (s *Service) cancelIdle(ctx context.Context, th *Thread) (*ThreadView, erro
 		v.Cancel = res
 		return v, nil
 	}
-	if f := s.takeFollower(th.Key, a2a.TaskID(th.TaskID)); f != nil {
+	if f := s.takeSignInWatch(th.Key, a2a.TaskID(th.TaskID)); f != nil {
 		f.release() // nobody will resume it now
 	}
 	spec := s.agentSpec(agent)

@@ -38,7 +38,7 @@ type opening struct {
 	brokeOff func(err error)
 	// streamOnly, set by the consumer while it reads, stops the
 	// conversation when the stream ends instead of polling on: a run that
-	// ended on AUTH_REQUIRED keeps reading the stream for its follower,
+	// ended on AUTH_REQUIRED keeps reading the stream for its signInWatch,
 	// and no further.
 	streamOnly bool
 }
@@ -153,12 +153,12 @@ func extend(ctx context.Context, agent Agent, op *opening) context.Context {
 // false. It returns what stopped it otherwise: ctx's end, or the error of
 // the third failed call in a row.
 func pollTask(ctx context.Context, spec *AgentSpec, agent Agent, id a2a.TaskID, next func(*a2a.Task) bool) error {
-	wait, failures := spec.PollInitial, 0
+	retry, failures := backoff{next: spec.PollInitial, max: spec.PollMax}, 0
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		task, err := callAgent(ctx, spec.RequestTimeout, func(c context.Context) (*a2a.Task, error) { return agent.GetTask(c, id) })
+		task, err := getTask(ctx, agent, spec.RequestTimeout, id)
 		if err != nil {
 			failures++
 			if ctx.Err() != nil || failures >= 3 {
@@ -170,20 +170,32 @@ func pollTask(ctx context.Context, spec *AgentSpec, agent Agent, id a2a.TaskID, 
 				return nil
 			}
 		}
-		select {
-		case <-ctx.Done():
+		if !retry.sleep(ctx.Done()) {
 			return ctx.Err()
-		case <-time.After(wait):
 		}
-		wait = min(wait*2, spec.PollMax)
 	}
 }
 
-// callAgent runs one unary A2A call bounded by timeout.
-func callAgent(ctx context.Context, timeout time.Duration, f func(context.Context) (*a2a.Task, error)) (*a2a.Task, error) {
-	c, cancel := context.WithTimeout(ctx, timeout)
+// getTask and cancelTask are the unary A2A calls, each bounded by timeout
+// (none when it is not positive). Every other file reaches the agent
+// through them, upstream or cancelOrGet.
+func getTask(ctx context.Context, agent Agent, timeout time.Duration, id a2a.TaskID) (*a2a.Task, error) {
+	ctx, cancel := bounded(ctx, timeout)
 	defer cancel()
-	return f(c)
+	return agent.GetTask(ctx, id)
+}
+
+func cancelTask(ctx context.Context, agent Agent, timeout time.Duration, id a2a.TaskID) (*a2a.Task, error) {
+	ctx, cancel := bounded(ctx, timeout)
+	defer cancel()
+	return agent.CancelTask(ctx, id)
+}
+
+func bounded(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout <= 0 {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, timeout)
 }
 
 // cancelOrGet asks the agent to cancel task id; when it refuses (the task
@@ -193,10 +205,10 @@ func callAgent(ctx context.Context, timeout time.Duration, f func(context.Contex
 // cancelled; with ending, so is any task not yet terminal — the caller
 // ends its run cancelled whatever the agent says.
 func cancelOrGet(ctx context.Context, agent Agent, timeout time.Duration, id a2a.TaskID, ending bool) (task *a2a.Task, requested bool, err error) {
-	task, err = callAgent(ctx, timeout, func(c context.Context) (*a2a.Task, error) { return agent.CancelTask(c, id) })
+	task, err = cancelTask(ctx, agent, timeout, id)
 	requested = err == nil
 	if err != nil {
-		task, err = callAgent(ctx, timeout, func(c context.Context) (*a2a.Task, error) { return agent.GetTask(c, id) })
+		task, err = getTask(ctx, agent, timeout, id)
 	}
 	if err != nil {
 		return nil, requested, err
@@ -240,7 +252,37 @@ func upstreamFailure(name string, cause, err error) (code, message string, timed
 // timeout, a broken limit), on ctx — detached from the run's, which may
 // have ended — within timeout. A refusal is only logged.
 func cancelAbandoned(ctx context.Context, agent Agent, timeout time.Duration, id a2a.TaskID, log *slog.Logger) {
-	if _, err := callAgent(ctx, timeout, func(c context.Context) (*a2a.Task, error) { return agent.CancelTask(c, id) }); err != nil {
+	if _, err := cancelTask(ctx, agent, timeout, id); err != nil {
 		log.Warn("cancel the task the run gave up on", "err", err)
 	}
+}
+
+// storedTaskReporter is an Agent whose streams leave out what its run did
+// — Mastra reports a task's tool calls and their results only in the
+// stored task's metadata.execution (a2a.Agent.ReportsInStoredTask).
+type storedTaskReporter interface {
+	ReportsInStoredTask() bool
+}
+
+// completedTask puts, for such an agent, the stored task in place of the
+// status update that completes it, so that the translator sees everything
+// the run did before the run ends: one GetTask per completed task. For any
+// other event or agent, or when the task cannot be read as completed, it
+// returns ev.
+func completedTask(ctx context.Context, agent Agent, timeout time.Duration, ev a2a.Event) a2a.Event {
+	st, ok := ev.(*a2a.StatusUpdate)
+	if !ok || st.Status.State != a2a.TaskStateCompleted || st.TaskID == "" {
+		return ev
+	}
+	if r, ok := agent.(storedTaskReporter); !ok || !r.ReportsInStoredTask() {
+		return ev
+	}
+	task, err := getTask(ctx, agent, timeout, st.TaskID)
+	if err != nil || task == nil || task.Status.State != a2a.TaskStateCompleted {
+		return ev
+	}
+	if task.Status.Message == nil {
+		task.Status.Message = st.Status.Message
+	}
+	return task
 }

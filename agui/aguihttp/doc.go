@@ -9,7 +9,8 @@
 // interfaces, and reads a run's events as an iterator. An SSE stream is read
 // and written on one goroutine, a batch of stored events per write (sse.go);
 // a WebSocket connection carries several streams, so each feeds the
-// connection's bounded queue and one writer drains it (stream.go, ws.go). A
+// connection's bounded queue batch by batch and one writer drains it, a
+// burst per write call site (stream.go, ws.go). A
 // client that disconnects stops only its own copy of the stream, never the
 // run.
 //

@@ -98,7 +98,7 @@ func (sw *sseWriter) copy(ctx context.Context, s Stream) (terminated bool, err e
 			return terminated, err
 		}
 		// Only the last event of a run's batch can be its terminal one
-		// (Run.Batches cuts there, and a plain stream's batches are of
+		// (RunReader.Batches cuts there, and a plain stream's batches are of
 		// one): no need to parse the others again.
 		terminated = terminated || agui.IsTerminalEvent(batch[len(batch)-1].Event)
 	}

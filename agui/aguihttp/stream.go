@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
@@ -17,7 +18,7 @@ type Stream interface {
 }
 
 // batchStream is a Stream that can also yield its envelopes a batch at a
-// time, as they queued (tasks.Run): a writer sends each batch in one write.
+// time, as they queued (tasks.RunReader): a writer sends each batch in one write.
 type batchStream interface {
 	Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, error]
 }
@@ -57,55 +58,98 @@ type framer interface {
 }
 
 // outbox is the bounded queue of one client connection. Feeders (one per
-// stream the connection carries) put envelopes in; the connection's single
-// writer (drain) takes them out. A feeder that finds the queue full for
+// stream the connection carries) put batches of envelopes in, as their
+// streams yield them (Batches, as the SSE writer reads them); the
+// connection's single writer (drain) takes them out. At most size
+// envelopes wait at once: a feeder takes a slot per envelope, the writer
+// gives them back as it takes a batch. A feeder that finds no room for
 // longer than the slow-client timeout drops the connection instead of
 // waiting on: a slow client can neither stall a run nor grow memory.
 type outbox struct {
-	queue   chan agui.Envelope
+	queue chan []agui.Envelope
+	// slots holds a token per envelope queued; turn lets one feeder at a
+	// time take slots, so two feeders each holding part of what they need
+	// cannot wait on each other.
+	slots   chan struct{}
+	turn    chan struct{}
+	size    int
 	slow    time.Duration
 	dropped context.CancelCauseFunc // drops the connection
 }
 
 func newOutbox(size int, slow time.Duration, drop context.CancelCauseFunc) *outbox {
-	return &outbox{queue: make(chan agui.Envelope, size), slow: slow, dropped: drop}
+	return &outbox{queue: make(chan []agui.Envelope, size), slots: make(chan struct{}, size), turn: make(chan struct{}, 1),
+		size: size, slow: slow, dropped: drop}
 }
 
-// put queues env; it reports false when the connection is gone or was
-// dropped for being slow.
-func (o *outbox) put(ctx context.Context, env agui.Envelope) bool {
-	select {
-	case o.queue <- env:
-		return true
-	case <-ctx.Done():
-		return false
-	default:
+// put queues envs (in pieces of at most the queue's size); it reports
+// false when the connection is gone or was dropped for being slow.
+func (o *outbox) put(ctx context.Context, envs ...agui.Envelope) bool {
+	var timer *time.Timer // started the first time put has to wait
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	wait := func(ch chan struct{}) bool {
+		select {
+		case ch <- struct{}{}:
+			return true
+		case <-ctx.Done():
+			return false
+		default:
+		}
+		if timer == nil {
+			timer = time.NewTimer(o.slow)
+		}
+		select {
+		case ch <- struct{}{}:
+			return true
+		case <-ctx.Done():
+			return false
+		case <-timer.C:
+			o.dropped(errSlowClient)
+			return false
+		}
 	}
-	t := time.NewTimer(o.slow)
-	defer t.Stop()
-	select {
-	case o.queue <- env:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		o.dropped(errSlowClient)
-		return false
+	for len(envs) > 0 {
+		piece := envs[:min(len(envs), o.size)]
+		envs = envs[len(piece):]
+		if !wait(o.turn) {
+			return false
+		}
+		for range piece {
+			if !wait(o.slots) {
+				<-o.turn
+				return false
+			}
+		}
+		o.queue <- piece // room: each queued batch holds at least one slot
+		<-o.turn
 	}
+	return true
 }
 
-// feed copies a stream's envelopes into the outbox until its terminal
-// event, the end of the stream, or ctx. It reports whether a terminal event
-// went out and the stream's error, if it failed.
+// take gives back the slots of a batch the writer took.
+func (o *outbox) take(batch []agui.Envelope) []agui.Envelope {
+	for range batch {
+		<-o.slots
+	}
+	return batch
+}
+
+// feed copies a stream's envelopes into the outbox, a batch at a time,
+// until its terminal event, the end of the stream, or ctx. It reports
+// whether a terminal event went out and the stream's error, if it failed.
 func (o *outbox) feed(ctx context.Context, s Stream) (terminated bool, err error) {
-	for env, err := range s.Events(ctx) {
+	for batch, err := range batches(ctx, s) {
 		if err != nil {
 			return terminated, err
 		}
-		if !o.put(ctx, env) {
+		if !o.put(ctx, batch...) {
 			return terminated, ctx.Err()
 		}
-		terminated = terminated || agui.IsTerminalEvent(env.Event)
+		terminated = terminated || slices.ContainsFunc(batch, func(env agui.Envelope) bool { return agui.IsTerminalEvent(env.Event) })
 	}
 	return terminated, nil
 }
@@ -118,23 +162,8 @@ func drain(ctx context.Context, o *outbox, f framer, keepAlive time.Duration, do
 	defer tick.Stop()
 	for {
 		select {
-		case env := <-o.queue:
-			if err := f.write(env); err != nil {
-				return err
-			}
-			// Take what else is queued before flushing: one write for a
-			// burst of chunks instead of one per chunk.
-			for more := true; more; {
-				select {
-				case env := <-o.queue:
-					if err := f.write(env); err != nil {
-						return err
-					}
-				default:
-					more = false
-				}
-			}
-			if err := f.flush(); err != nil {
+		case batch := <-o.queue:
+			if err := o.writeBurst(f, batch); err != nil {
 				return err
 			}
 			tick.Reset(keepAlive)
@@ -144,21 +173,8 @@ func drain(ctx context.Context, o *outbox, f framer, keepAlive time.Duration, do
 			}
 		case <-done:
 			select {
-			case env := <-o.queue: // feeders are done: write the rest
-				if err := f.write(env); err != nil {
-					return err
-				}
-				for {
-					select {
-					case env := <-o.queue:
-						if err := f.write(env); err != nil {
-							return err
-						}
-						continue
-					default:
-					}
-					return f.flush()
-				}
+			case batch := <-o.queue: // feeders are done: write the rest
+				return o.writeBurst(f, batch)
 			default:
 				return nil
 			}
@@ -166,4 +182,23 @@ func drain(ctx context.Context, o *outbox, f framer, keepAlive time.Duration, do
 			return context.Cause(ctx)
 		}
 	}
+}
+
+// writeBurst writes batch and whatever else is queued behind it, then
+// flushes once: one write for a burst of chunks instead of one per chunk.
+// It is drain's one write site.
+func (o *outbox) writeBurst(f framer, batch []agui.Envelope) error {
+	for batch != nil {
+		for _, env := range o.take(batch) {
+			if err := f.write(env); err != nil {
+				return err
+			}
+		}
+		select {
+		case batch = <-o.queue:
+		default:
+			batch = nil
+		}
+	}
+	return f.flush()
 }

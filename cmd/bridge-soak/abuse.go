@@ -23,6 +23,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/errcode"
 )
 
 // abuseSettings size the hostile clients of -abuse.
@@ -58,9 +59,8 @@ func (a *abuseSettings) flags(fs *flag.FlagSet) {
 
 const (
 	endlessName = "endless"
-	// codeRunTooLarge ends a run past limits.maxRunBytes (issue 20; it
-	// becomes agui's constant with the key).
-	codeRunTooLarge = "run_too_large"
+	// codeRunTooLarge ends a run past limits.maxRunBytes (issue 20).
+	codeRunTooLarge = errcode.RunTooLarge
 	// floodEvery is the pause between a flood's bursts.
 	floodEvery = 5 * time.Second
 	// restSlack is how long past its run timeout an endless run may take

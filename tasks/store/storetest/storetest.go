@@ -608,7 +608,7 @@ func testWaitReady(t *testing.T, s store.Store) {
 	}
 }
 
-// testWaitWakes tails a journal as Run.Events does: a reader alternates
+// testWaitWakes tails a journal as RunReader.Events does: a reader alternates
 // Wait and Read while the test appends one entry at a time, each only
 // after the reader has seen the previous one, so most Waits start on a
 // journal with nothing new and must be woken by the Append.

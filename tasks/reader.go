@@ -13,12 +13,12 @@ import (
 // journal (the store kept failing); readers get it instead of waiting.
 var ErrRunLost = errors.New("the run ended but its last events could not be stored")
 
-// Run is what a client reads: journaled events of a thread as envelopes,
-// each with its sequence number. It is either one run, from RUN_STARTED to
-// its terminal event (StartRun), or a thread followed from a point of its
-// journal: everything after it, then the run in progress live until it
-// ends (Follow).
-type Run struct {
+// RunReader is what a client reads: journaled events of a thread as
+// envelopes, each with its sequence number. It reads either one run, from
+// RUN_STARTED to its terminal event (StartRun), or a thread followed from a
+// point of its journal: everything after it, then the run in progress live
+// until it ends (Follow). It drives nothing: the run's driver does.
+type RunReader struct {
 	Key   ThreadKey
 	RunID string
 	svc   *Service
@@ -44,7 +44,7 @@ const readBatch = 256
 // of the shutdown notice (Seq 0, not journaled: the run goes on after a
 // restart, and a client resumes after the last Seq it saw). It ends early
 // with ctx's error when ctx ends.
-func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
+func (r *RunReader) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 	return func(yield func(agui.Envelope, error) bool) {
 		for batch, err := range r.Batches(ctx) {
 			if err != nil {
@@ -65,7 +65,7 @@ func (r *Run) Events(ctx context.Context) iter.Seq2[agui.Envelope, error] {
 // batch in one write pays one wake-up and one syscall for all the events
 // that queued while it was busy, instead of one each (issue 19). A batch
 // is never empty; its slice is the reader's to keep but not to modify.
-func (r *Run) Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, error] {
+func (r *RunReader) Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, error] {
 	return func(yield func([]agui.Envelope, error) bool) {
 		if r.fixed != nil {
 			yield(r.fixed, nil)
@@ -78,57 +78,20 @@ func (r *Run) Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, error] {
 		released := false
 		for {
 			if d != nil {
-				envs, pos, changed := d.live.since(after)
-				switch pos {
-				case liveMore:
-					batch, end := r.cut(envs)
-					after = batch[len(batch)-1].Seq
-					if !yield(batch, nil) || end {
-						return
-					}
-					continue
-				case liveWait:
-					select {
-					case <-changed:
-					case <-ctx.Done():
-						yield(nil, ctx.Err())
-						return
-					}
-					continue
-				case liveEnded:
-					if tail := d.live.shortTail(); len(tail) > 0 {
-						yield(tail, nil)
-						return
-					}
-					if !r.thread {
-						// Ended with neither a terminal event nor a notice.
-						yield(nil, ErrRunLost)
-						return
-					}
+				ended, stop := r.fromLive(ctx, d, &after, yield)
+				if stop {
+					return
+				}
+				if ended {
 					d = nil // the thread goes on: look for its next run
 				}
-				// liveBehind, or a followed run that ended: the store.
+				// Behind the live log, or a followed run that ended: the store.
 			}
-			entries, err := r.svc.store.Read(ctx, r.Key, after, readBatch)
-			if err != nil {
-				yield(nil, err)
+			read, stop := r.fromStore(ctx, &after, yield)
+			if stop {
 				return
 			}
-			batch, end := make([]agui.Envelope, 0, len(entries)), false
-			for _, e := range entries {
-				after = e.Seq
-				if !r.thread && e.RunID != r.RunID {
-					continue
-				}
-				batch = append(batch, agui.Envelope{ThreadID: r.Key.ThreadID, RunID: e.RunID, Seq: e.Seq, Event: e.Event})
-				if end = !r.thread && e.Terminal; end {
-					break
-				}
-			}
-			if len(batch) > 0 && !yield(batch, nil) || end {
-				return
-			}
-			if len(entries) > 0 {
+			if read {
 				continue
 			}
 			if d != nil {
@@ -178,9 +141,73 @@ func (r *Run) Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, error] {
 	}
 }
 
+// fromLive yields what d's live log holds after *after, as it comes. It
+// returns when the reader is done (stop), or when the store is to be read:
+// the reader fell behind the log, or d's run ended and the thread it
+// follows goes on (ended).
+func (r *RunReader) fromLive(ctx context.Context, d *driver, after *int64, yield func([]agui.Envelope, error) bool) (ended, stop bool) {
+	for {
+		envs, pos, changed := d.live.since(*after)
+		switch pos {
+		case liveMore:
+			batch, end := r.cut(envs)
+			*after = batch[len(batch)-1].Seq
+			if !yield(batch, nil) || end {
+				return false, true
+			}
+		case liveWait:
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				yield(nil, ctx.Err())
+				return false, true
+			}
+		case liveEnded:
+			if tail := d.live.shortTail(); len(tail) > 0 {
+				yield(tail, nil)
+				return false, true
+			}
+			if !r.thread {
+				// Ended with neither a terminal event nor a notice.
+				yield(nil, ErrRunLost)
+				return false, true
+			}
+			return true, false
+		default:
+			return false, false
+		}
+	}
+}
+
+// fromStore yields the next stored entries after *after that the reader
+// wants (the run's, or the whole thread's). read says entries were found;
+// stop that the reader is done, or failed.
+func (r *RunReader) fromStore(ctx context.Context, after *int64, yield func([]agui.Envelope, error) bool) (read, stop bool) {
+	entries, err := r.svc.store.Read(ctx, r.Key, *after, readBatch)
+	if err != nil {
+		yield(nil, err)
+		return false, true
+	}
+	batch, end := make([]agui.Envelope, 0, len(entries)), false
+	for _, e := range entries {
+		*after = e.Seq
+		if !r.thread && e.RunID != r.RunID {
+			continue
+		}
+		batch = append(batch, agui.Envelope{ThreadID: r.Key.ThreadID, RunID: e.RunID, Seq: e.Seq, Event: e.Event})
+		if end = !r.thread && e.Terminal; end {
+			break
+		}
+	}
+	if len(batch) > 0 && !yield(batch, nil) || end {
+		return true, true
+	}
+	return len(entries) > 0, false
+}
+
 // cut ends a run's batch at the run's terminal event (a followed thread's
 // batches are whole), and says whether it did.
-func (r *Run) cut(envs []agui.Envelope) ([]agui.Envelope, bool) {
+func (r *RunReader) cut(envs []agui.Envelope) ([]agui.Envelope, bool) {
 	if !r.thread {
 		for i, e := range envs {
 			if agui.IsTerminalEvent(e.Event) {
@@ -194,7 +221,7 @@ func (r *Run) cut(envs []agui.Envelope) ([]agui.Envelope, bool) {
 // waitElsewhere waits for a run driven by another process to journal
 // more. The wait is bounded, so a thread released without an append (a
 // driver that gave up) is noticed too.
-func (r *Run) waitElsewhere(ctx context.Context, after int64) error {
+func (r *RunReader) waitElsewhere(ctx context.Context, after int64) error {
 	wctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	err := r.svc.store.Wait(wctx, r.Key, after)
@@ -211,7 +238,7 @@ func (r *Run) waitElsewhere(ctx context.Context, after int64) error {
 // (0: from the start), then the run in progress live until it ends; when
 // no run is in progress it ends once the journal is read. Unknown thread:
 // an *Error with status 404.
-func (s *Service) Follow(ctx context.Context, agent, threadID string, after int64) (*Run, error) {
+func (s *Service) Follow(ctx context.Context, agent, threadID string, after int64) (*RunReader, error) {
 	th, err := s.loadThread(ctx, agent, threadID)
 	if err != nil {
 		return nil, err
@@ -219,7 +246,7 @@ func (s *Service) Follow(ctx context.Context, agent, threadID string, after int6
 	if after, err = replayFrom(th, after); err != nil {
 		return nil, err
 	}
-	return &Run{Key: th.Key, svc: s, after: after, thread: true}, nil
+	return &RunReader{Key: th.Key, svc: s, after: after, thread: true}, nil
 }
 
 // PollResult is one long-poll answer: the envelopes after the asked

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
@@ -198,8 +199,46 @@ func isStateEvent(e agui.Event) bool {
 // of it; the thread stays usable for the next run.
 func (d *driver) refuseEvent(code, message string) {
 	d.log.Warn("agent broke a run limit", "code", code, "detail", message)
-	if d.agent != nil { // a team's members cancel their own (team.go)
-		d.cancelTask()
-	}
+	d.cancelTask()
 	d.emit(d.tr.Fail(code, message))
+}
+
+// take is one agent event through the run's limits and a translator — a
+// single agent's, or a team member's: the event's size against the
+// agent's bound (maxEventBytes) and the run's budget, the translation, and
+// the shared state it builds (state) against the run's bound. When a
+// limit broke it returns the limit's code and message, with what may still
+// be shown: nothing when the event itself was too large, the events but
+// the state when the state was (the thread then keeps the state it had).
+func (d *driver) take(name string, maxEventBytes int, ev a2a.Event, translate func(a2a.Event) []agui.Event, state func() json.RawMessage) (out []agui.Event, code, message string) {
+	size := eventSize(ev)
+	d.budget.receive(size)
+	code, message = eventTooLarge(name, maxEventBytes, size)
+	if code == "" {
+		code, message = d.budget.spent(d.spec.Name)
+	}
+	if code != "" {
+		return nil, code, message
+	}
+	out = translate(ev)
+	if code, message := stateTooLarge(name, d.spec.MaxStateBytes, out, state); code != "" {
+		d.stateRejected = true
+		return slices.DeleteFunc(out, isStateEvent), code, message
+	}
+	return out, "", ""
+}
+
+// answered is the first answer of any of the run's agents: the run is on,
+// counted, and a waiting StartRun is told (accept). It reports whether
+// this was the first.
+func (d *driver) answered() bool {
+	if d.reached {
+		return false
+	}
+	d.reached = true
+	if o := d.spec.Observer; o != nil {
+		o.FirstEvent(time.Since(d.started))
+	}
+	d.accept()
+	return true
 }

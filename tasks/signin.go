@@ -8,15 +8,15 @@ import (
 	"github.com/a2a-agui-bridge/bridge/a2a"
 )
 
-// maxBacklog bounds the events a follower keeps for the resume run.
+// maxBacklog bounds the events a signInWatch keeps for the resume run.
 const maxBacklog = 1024
 
-// follower keeps reading an agent's stream after a run ended in an
+// signInWatch keeps reading an agent's stream after a run ended in an
 // AUTH_REQUIRED interrupt: the A2A task may go on by itself once the
 // credential arrives out of band (A2A-PROTOCOL.md §9 fact 5). Its events
-// wait in a backlog until the resume run takes the follower over; from then
+// wait in a backlog until the resume run takes the signInWatch over; from then
 // on they flow to that run as they come.
-type follower struct {
+type signInWatch struct {
 	taskID a2a.TaskID
 	stop   context.CancelFunc // ends the upstream read
 
@@ -28,7 +28,7 @@ type follower struct {
 }
 
 // push hands one upstream event on; it reports whether to keep reading.
-func (f *follower) push(ctx context.Context, ev a2a.Event) bool {
+func (f *signInWatch) push(ctx context.Context, ev a2a.Event) bool {
 	f.mu.Lock()
 	live := f.live
 	if live == nil {
@@ -50,7 +50,7 @@ func (f *follower) push(ctx context.Context, ev a2a.Event) bool {
 }
 
 // end marks the upstream finished.
-func (f *follower) end() {
+func (f *signInWatch) end() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.ended = true
@@ -59,10 +59,10 @@ func (f *follower) end() {
 	}
 }
 
-// handoff gives the taker what the follower collected and, while the
+// handoff gives the taker what the signInWatch collected and, while the
 // upstream is still open, a channel of what comes next (nil once it ended).
 // The taker must call release when it stops reading.
-func (f *follower) handoff() ([]a2a.Event, <-chan a2a.Event) {
+func (f *signInWatch) handoff() ([]a2a.Event, <-chan a2a.Event) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	backlog := f.backlog
@@ -74,8 +74,8 @@ func (f *follower) handoff() ([]a2a.Event, <-chan a2a.Event) {
 	return backlog, f.live
 }
 
-// release tells the follower nobody reads any more, and stops it.
-func (f *follower) release() {
+// release tells the signInWatch nobody reads any more, and stops it.
+func (f *signInWatch) release() {
 	f.mu.Lock()
 	select {
 	case <-f.gone:
@@ -103,13 +103,13 @@ func settles(ev a2a.Event) bool {
 	return a2a.IsTerminal(st) || st == a2a.TaskStateInputRequired
 }
 
-// startFollowing registers a follower for key's task, replacing (and
+// watchSignIn registers a signInWatch for key's task, replacing (and
 // stopping) any earlier one.
-func (s *Service) startFollowing(key ThreadKey, taskID a2a.TaskID, stop context.CancelFunc) *follower {
-	f := &follower{taskID: taskID, stop: stop, gone: make(chan struct{})}
+func (s *Service) watchSignIn(key ThreadKey, taskID a2a.TaskID, stop context.CancelFunc) *signInWatch {
+	f := &signInWatch{taskID: taskID, stop: stop, gone: make(chan struct{})}
 	s.mu.Lock()
-	old := s.followers[key]
-	s.followers[key] = f
+	old := s.signIns[key]
+	s.signIns[key] = f
 	s.mu.Unlock()
 	if old != nil {
 		old.release()
@@ -117,31 +117,31 @@ func (s *Service) startFollowing(key ThreadKey, taskID a2a.TaskID, stop context.
 	return f
 }
 
-// followerTTL is how long an ended follower's backlog waits for a resume.
-const followerTTL = 30 * time.Minute
+// signInWatchTTL is how long an ended signInWatch's backlog waits for a resume.
+const signInWatchTTL = 30 * time.Minute
 
-// stopFollowing marks f's upstream ended. f stays registered so the resume
+// endSignInWatch marks f's upstream ended. f stays registered so the resume
 // run still gets its backlog; it is dropped when taken, replaced, or after
-// followerTTL.
-func (s *Service) stopFollowing(key ThreadKey, f *follower) {
+// signInWatchTTL.
+func (s *Service) endSignInWatch(key ThreadKey, f *signInWatch) {
 	f.end()
-	time.AfterFunc(followerTTL, func() {
+	time.AfterFunc(signInWatchTTL, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		if s.followers[key] == f {
-			delete(s.followers, key)
+		if s.signIns[key] == f {
+			delete(s.signIns, key)
 		}
 	})
 }
 
-// takeFollower removes and returns the follower of key's task, if any.
-func (s *Service) takeFollower(key ThreadKey, taskID a2a.TaskID) *follower {
+// takeSignInWatch removes and returns the signInWatch of key's task, if any.
+func (s *Service) takeSignInWatch(key ThreadKey, taskID a2a.TaskID) *signInWatch {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	f := s.followers[key]
+	f := s.signIns[key]
 	if f == nil || f.taskID != taskID {
 		return nil
 	}
-	delete(s.followers, key)
+	delete(s.signIns, key)
 	return f
 }
