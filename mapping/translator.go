@@ -145,6 +145,10 @@ type Options struct {
 	// are replaced by "[REDACTED]" wherever agent data enters the shared
 	// state, at any depth.
 	RedactKeys []string
+	// MaxStateBytes, when positive, stops merging an event's data into the
+	// state once the state is above it (the caller ends the run with
+	// state_too_large on seeing StateSize above its limit).
+	MaxStateBytes int
 	// A2UIActivities shows A2UI surfaces as activities to a client before
 	// 1.0 that renders them (ClientRendersA2UI); 1.0 clients always get
 	// activities, the others CUSTOM a2ui events.

@@ -364,6 +364,7 @@ func (s soloRun) setup() runOutput {
 		StateVersion:     d.thread.StateVersion,
 		MaxInlineBytes:   d.spec.MaxInlineBytes,
 		RedactKeys:       d.spec.RedactKeys,
+		MaxStateBytes:    d.spec.MaxStateBytes,
 		A2UIActivities:   a2uiActivities(d.in),
 	})
 	return d.tr
@@ -715,7 +716,7 @@ func (d *driver) deliver(ev a2a.Event) bool {
 		return false
 	}
 	out := d.tr.Translate(ev)
-	if code, msg := stateTooLarge(d.spec.Name, d.spec.MaxStateBytes, out, d.tr.State); code != "" {
+	if code, msg := stateTooLarge(d.spec.Name, d.spec.MaxStateBytes, d.tr.StateSize); code != "" {
 		// Everything but the state goes out; the thread keeps the state
 		// it had.
 		d.stateRejected = true

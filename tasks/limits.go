@@ -3,7 +3,6 @@ package tasks
 import (
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
@@ -115,13 +114,17 @@ func (b *runBudget) spent(name string) (code, message string) {
 	return CodeRunTooLarge, fmt.Sprintf("the run of %q produced more than its budget of %d bytes (limits.maxRunBytes), so it was stopped and the agent's task cancelled", name, b.limit)
 }
 
-// stateTooLarge checks the shared state a translation (out) of agent
-// name's event changed against MaxStateBytes (limit; zero: none).
-func stateTooLarge(name string, limit int, out []agui.Event, state func() json.RawMessage) (code, message string) {
-	if limit <= 0 || !slices.ContainsFunc(out, isStateEvent) {
+// stateTooLarge checks the shared state after a translation of agent
+// name's event against MaxStateBytes (limit; zero: none). size is the
+// translator's running count (StateSize), so the check costs nothing per
+// event; it is made after every event, since a translator that reached the
+// limit stops merging even where no state event goes out yet (a legacy
+// client's state waits for an open message to close).
+func stateTooLarge(name string, limit int, size func() int) (code, message string) {
+	if limit <= 0 {
 		return "", ""
 	}
-	if n := len(state()); n > limit {
+	if n := size(); n > limit {
 		return CodeStateTooLarge, fmt.Sprintf("agent %q grew the shared state to %d bytes; the limit is %d", name, n, limit)
 	}
 	return "", ""

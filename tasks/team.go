@@ -173,6 +173,7 @@ func (t *teamRun) join(ctx context.Context, name string, plan *resumePlan, parts
 		StateKey:       t.spec.StateKey,
 		MaxInlineBytes: spec.MaxInlineBytes,
 		RedactKeys:     spec.RedactKeys,
+		MaxStateBytes:  t.d.spec.MaxStateBytes,
 		A2UIActivities: a2uiActivities(d.in),
 	}
 	if plan != nil {
@@ -315,7 +316,7 @@ func (t *teamRun) handle(ctx context.Context, msg memberMsg) {
 		}
 		t.noteArtifacts(m, msg.ev)
 		out := m.tr.Translate(msg.ev)
-		if code, message := stateTooLarge(m.name, t.d.spec.MaxStateBytes, out, t.tm.State); code != "" {
+		if code, message := stateTooLarge(m.name, t.d.spec.MaxStateBytes, t.tm.StateSize); code != "" {
 			// As for a single agent: the state events that broke the
 			// limit are not shown, the thread keeps its last state, and
 			// this member's part ends.
