@@ -281,10 +281,15 @@ func (t *Team) Conversation() []agui.Message {
 	if t.opt.Input != nil {
 		client = t.opt.Input.Messages
 	}
+	var keys []string // every member's: the client's messages went to all
+	var frontend []ToolCallRef
 	for _, name := range t.order {
-		run = append(run, t.members[name].Messages()...)
+		m := t.members[name]
+		run = append(run, redactMessages(m.Messages(), m.opt.RedactKeys, m.frontendCalls)...)
+		keys = append(keys, m.opt.RedactKeys...)
+		frontend = append(frontend, m.frontendCalls...)
 	}
-	return conversation(client, run)
+	return redactMessages(conversation(client, run), keys, frontend)
 }
 
 // View is the team's part of the shared state now, with every member's

@@ -1241,6 +1241,7 @@ func (t *Translator) finish(out []agui.Event, terminal agui.Event) []agui.Event 
 }
 
 func (t *Translator) emit(out []agui.Event, e agui.Event) []agui.Event {
+	redactEvent(e, t.opt.RedactKeys) // redact.go: the one pass every event takes
 	if t.opt.Now != nil {
 		agui.BaseOf(e).Timestamp = t.opt.Now()
 	}
