@@ -34,7 +34,8 @@ const (
 	CodeInternal             = "internal"          // also a run the bridge failed
 	CodeA2UIActionInvalid    = "a2ui_action_invalid"
 	CodeA2UIActionTooLarge   = "a2ui_action_too_large"
-	CodeA2UINotActive        = "a2ui_not_active" // an A2UI action for an agent whose run has no A2UI
+	CodeA2UINotActive        = "a2ui_not_active"  // an A2UI action for an agent whose run has no A2UI
+	CodeMessageConflict      = "message_conflict" // a known message id with other content
 
 	// Ends of a stream (RUN_ERROR, SUBAGENT_ERROR) only.
 	CodeServerShutdown           = "server_shutdown"
@@ -54,8 +55,9 @@ const (
 	CodeAgentRejected            = "a2a_rejected"
 	CodeCancelled                = "cancelled"
 	CodeTeamFailed               = "team_failed"
-	CodeTooManyStreams           = "too_many_streams" // a WebSocket run or subscription over its caps
-	CodeAgentTimeout             = "a2a_timeout"      // a run past its run or idle timeout; a2a.Classify's for a call's deadline
+	CodeTooManyStreams           = "too_many_streams"  // a WebSocket run or subscription over its caps
+	CodeAgentTimeout             = "a2a_timeout"       // a run past its run or idle timeout; a2a.Classify's for a call's deadline
+	CodeTaskMismatch             = "a2a_task_mismatch" // the agent named another task or context than the run's
 )
 
 // codeStatus is the HTTP status of each code answered before a stream.
@@ -85,6 +87,7 @@ var codeStatus = map[string]int{
 	CodeA2UIActionInvalid:    http.StatusBadRequest,
 	CodeA2UIActionTooLarge:   http.StatusRequestEntityTooLarge,
 	CodeA2UINotActive:        http.StatusBadRequest,
+	CodeMessageConflict:      http.StatusConflict,
 }
 
 // HTTPStatus is the status a refusal with code is answered with before a

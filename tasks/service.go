@@ -380,6 +380,9 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 		// written so): refused as for a thread that does not exist.
 		return nil, threadNotFound(key)
 	}
+	if msg := mapping.ChangedMessage(in.Messages, current.Messages); msg != "" {
+		return nil, &Error{Code: agui.CodeMessageConflict, Message: msg}
+	}
 	parts, newIDs, err := mapping.UserInput(in.Messages, current.SeenMessageIDs, spec.MaxInlineBytes)
 	if errors.Is(err, mapping.ErrPartTooLarge) {
 		return nil, &Error{Code: agui.CodePartTooLarge, Message: err.Error()}
