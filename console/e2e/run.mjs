@@ -374,6 +374,7 @@ const scenarios = [
           el.src = 'http://169.254.169.254/latest/meta-data/x.png';
           document.body.append(el);
         });
+        host.remove();
         return { method: ({}).method, polluted: ({}).polluted, polluted2: ({}).polluted2, drawn, max: MAX_NODES,
           truncated: fan.dataset.truncated, ms, img };
       });
