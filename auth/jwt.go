@@ -258,8 +258,16 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (string, error) 
 	if c.Subject == "" {
 		return "", errors.New("token has no sub")
 	}
-	return c.Subject, nil
+	return JWTPrincipal(v.opt.Issuer, c.Subject), nil
 }
+
+// JWTPrincipal is the principal of a JWT of issuer with subject sub:
+// "<issuer>#<sub>". API-key principals cannot contain "#" (config refuses
+// them), so a token's subject and a key's principal never name the same
+// caller, and each issuer has a namespace of its own: before issue 33
+// (item 9) a valid JWT with sub "alice" read the threads of API key
+// "alice" and passed allow: [alice].
+func JWTPrincipal(issuer, sub string) string { return issuer + "#" + sub }
 
 // candidates are the keys that may have signed a token with kid: the one
 // named, or every key when the token names none.

@@ -2,13 +2,18 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4/jwt"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/examples/agents"
 	"github.com/a2a-agui-bridge/bridge/mapping"
+	"github.com/a2a-agui-bridge/bridge/tasks"
 )
 
 // Issue 33 item 12: new text under a message id the thread already holds
@@ -52,4 +57,66 @@ func TestA2UIActionOnlyForShownSurfaces(t *testing.T) {
 	}
 	r := b.post(t, "booker", a2uiBody("th-shown", "run-3", true, action(agents.BookerSurface), userMsg("u1", "A table please")))
 	r.check(t, true)
+}
+
+// Issue 33 item 9: a JWT's subject and an API key's principal shared one
+// namespace, so a valid JWT with sub "bob" read API key bob's threads and
+// passed allow: [bob]. A JWT principal is now <issuer>#<sub>; threads a
+// JWT caller made before (under the bare sub) move to it on first use,
+// unless the sub is also a key's principal.
+func TestJWTSubjectsAreNotAPIKeyPrincipals(t *testing.T) {
+	t.Parallel()
+	iss := newJWTIssuer(t)
+	b := startBridge(t, withAuth(iss))
+	token := func(sub string) string {
+		return iss.token(t, jwt.Claims{Subject: sub, Issuer: "https://idp.test", Audience: jwt.Audience{"bridge"},
+			Expiry: jwt.NewNumericDate(time.Now().Add(time.Hour))})
+	}
+	if r := b.do(t, http.MethodPost, "/agents/streamer", bobKey, runBody("th-ns", "r1", false, userMsg("u1", "hello"))); r.status != 200 {
+		t.Fatalf("bob's run: %d %s", r.status, r.body)
+	}
+	if r := b.do(t, http.MethodGet, "/agents/streamer/threads/th-ns", token("bob"), nil); r.status != http.StatusNotFound {
+		t.Errorf("a JWT with sub bob on API key bob's thread: %d; want 404", r.status)
+	}
+	if r := b.do(t, http.MethodGet, "/agents/failer", token("bob"), nil); r.status != http.StatusForbidden {
+		t.Errorf("a JWT with sub bob on an agent that allows API key bob: %d; want 403", r.status)
+	}
+
+	// Threads filed under a bare subject, as before the namespaces.
+	ctx := t.Context()
+	bobs := tasks.ThreadKey{Agent: "streamer", Principal: "bob", ThreadID: "th-ns"}
+	th, err := b.store.GetThread(ctx, bobs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := b.store.Read(ctx, bobs, 0, 1000)
+	if err != nil || len(entries) == 0 {
+		t.Fatalf("bob's journal: %v %d", err, len(entries))
+	}
+	legacy := func(principal string) tasks.ThreadKey {
+		key := tasks.ThreadKey{Agent: "streamer", Principal: principal, ThreadID: "th-legacy"}
+		old := *th
+		old.Key, old.Principal, old.Version = key, principal, 0
+		if _, err := b.store.PutThreadAndAppend(ctx, &old, entries...); err != nil {
+			t.Fatal(err)
+		}
+		return key
+	}
+	carols := legacy("carol")
+	if r := b.do(t, http.MethodGet, "/agents/streamer/threads/th-legacy", token("carol"), nil); r.status != 200 {
+		t.Fatalf("carol's thread from before the namespaces: %d %s; want it moved to her", r.status, r.body)
+	}
+	if _, err := b.store.GetThread(ctx, carols); !errors.Is(err, tasks.ErrNotFound) {
+		t.Errorf("the legacy record stays: %v", err)
+	}
+	if r := b.do(t, http.MethodGet, "/agents/streamer/threads/th-legacy/events?after=0", token("carol"), nil, "Accept", "application/json"); r.status != 200 || !bytes.Contains(r.body, []byte("RUN_FINISHED")) {
+		t.Errorf("carol's moved journal: %d %s", r.status, r.body)
+	}
+	legacy("alice") // alice is an API key's principal: her threads stay hers
+	if r := b.do(t, http.MethodGet, "/agents/streamer/threads/th-legacy", token("alice"), nil); r.status != http.StatusNotFound {
+		t.Errorf("a JWT with sub alice took API key alice's thread: %d", r.status)
+	}
+	if r := b.do(t, http.MethodGet, "/agents/streamer/threads/th-legacy", aliceKey, nil); r.status != 200 {
+		t.Errorf("alice's own thread: %d", r.status)
+	}
 }

@@ -369,7 +369,7 @@ func (s *Service) StartRun(ctx context.Context, agentName string, in *agui.RunAg
 	// same id is another key, so this run starts (or continues) the
 	// caller's own thread, exactly as for an id nobody used.
 	key := callerKey(ctx, agentName, in.ThreadID)
-	current, err := s.store.GetThread(ctx, key)
+	current, err := s.getThread(ctx, key)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		current = &Thread{Key: key, Principal: key.Principal}
