@@ -41,6 +41,7 @@ type heavyTally struct {
 }
 
 func (a *abuser) heavyWorker(ctx context.Context, k int) {
+	ctx = withKey(ctx, keyOf(mallory))
 	for i, shape := range heavyShapes {
 		if ctx.Err() != nil {
 			return
