@@ -173,3 +173,22 @@ func TestSensitiveKeys(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRedactRaw: agent JSON of any shape passes the redaction pass without
+// a panic, stays valid JSON, and a second pass changes nothing.
+func FuzzRedactRaw(f *testing.F) {
+	f.Add([]byte(`{"token":"t","client_secret":"s","a":[{"key":"password","valueString":"p"}]}`), "token")
+	f.Add([]byte(`[{"path":"/form/password","value":"x"}]`), "password")
+	f.Add([]byte(`"not an object"`), "secret")
+	f.Fuzz(func(t *testing.T, raw []byte, key string) {
+		keys := []string{key, "password"}
+		out := redactRaw(raw, keys)
+		if json.Valid(raw) && !json.Valid(out) {
+			t.Fatalf("%s became %s", raw, out)
+		}
+		if again := redactRaw(out, keys); json.Valid(raw) && string(again) != string(out) {
+			t.Fatalf("a second pass changed %s into %s", out, again)
+		}
+		_ = sensitive(key, keys)
+	})
+}
