@@ -35,6 +35,7 @@ const (
 	CodeA2UIActionInvalid    = errcode.A2UIActionInvalid
 	CodeA2UIActionTooLarge   = errcode.A2UIActionTooLarge
 	CodeA2UINotActive        = errcode.A2UINotActive
+	CodeMessageConflict      = errcode.MessageConflict
 
 	// Ends of a stream (RUN_ERROR, SUBAGENT_ERROR) only.
 	CodeServerShutdown           = errcode.ServerShutdown
@@ -56,6 +57,7 @@ const (
 	CodeTeamFailed               = errcode.TeamFailed
 	CodeTooManyStreams           = errcode.TooManyStreams
 	CodeAgentTimeout             = errcode.A2ATimeout
+	CodeTaskMismatch             = errcode.A2ATaskMismatch
 )
 
 // HTTPStatus is the status a refusal with code is answered with before a

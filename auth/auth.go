@@ -58,7 +58,8 @@ func (a *Authenticator) Close() {
 }
 
 // Authenticate returns the principal token stands for: a static key's
-// principal, else a valid JWT's subject. Every failure is
+// principal, else a valid JWT's issuer and subject (JWTPrincipal). Every
+// failure is
 // ErrUnauthenticated (wrapped, for logs).
 func (a *Authenticator) Authenticate(ctx context.Context, token string) (string, error) {
 	if token == "" {
@@ -84,6 +85,28 @@ func (a *Authenticator) Authenticate(ctx context.Context, token string) (string,
 		return sub, nil
 	}
 	return "", ErrUnauthenticated
+}
+
+// LegacyPrincipal is the principal the JWT principal p had before each
+// issuer got its own namespace (the bare subject), when threads filed
+// under it can only have been made by that subject: not when the subject
+// is also an API key's principal, whose threads they may be. "" for any
+// other principal. The run service moves such threads to p on first use
+// (tasks: the migration of stored threads).
+func (a *Authenticator) LegacyPrincipal(p string) string {
+	if a.jwt == nil {
+		return ""
+	}
+	sub, ok := strings.CutPrefix(p, a.jwt.opt.Issuer+"#")
+	if !ok || sub == "" {
+		return ""
+	}
+	for _, k := range a.keys {
+		if k.Principal == sub {
+			return ""
+		}
+	}
+	return sub
 }
 
 // IsAPIKey reports whether token is one of the configured API keys. The
@@ -129,6 +152,20 @@ type principalKey struct{}
 // WithPrincipal returns ctx carrying the authenticated principal.
 func WithPrincipal(ctx context.Context, principal string) context.Context {
 	return context.WithValue(ctx, principalKey{}, principal)
+}
+
+type legacyKey struct{}
+
+// WithLegacyPrincipal returns ctx carrying the principal the caller's
+// threads may still be filed under (Authenticator.LegacyPrincipal).
+func WithLegacyPrincipal(ctx context.Context, principal string) context.Context {
+	return context.WithValue(ctx, legacyKey{}, principal)
+}
+
+// LegacyPrincipalFrom returns the legacy principal ctx carries, or "".
+func LegacyPrincipalFrom(ctx context.Context) string {
+	p, _ := ctx.Value(legacyKey{}).(string)
+	return p
 }
 
 // PrincipalFrom returns the principal ctx carries; "" when the request was

@@ -117,8 +117,8 @@ func TestJWT(t *testing.T) {
 		token string
 		want  string
 	}{
-		{"valid", good.sign(t, valid), "carol"},
-		{"skew within leeway", good.sign(t, with(func(c *jwt.Claims) { c.NotBefore = jwt.NewNumericDate(now.Add(10 * time.Second)) })), "carol"},
+		{"valid", good.sign(t, valid), "https://idp.example#carol"},
+		{"skew within leeway", good.sign(t, with(func(c *jwt.Claims) { c.NotBefore = jwt.NewNumericDate(now.Add(10 * time.Second)) })), "https://idp.example#carol"},
 		{"bad signature", other.sign(t, valid), ""},
 		{"wrong issuer", good.sign(t, with(func(c *jwt.Claims) { c.Issuer = "https://evil.example" })), ""},
 		{"wrong audience", good.sign(t, with(func(c *jwt.Claims) { c.Audience = jwt.Audience{"someone-else"} })), ""},
@@ -213,7 +213,7 @@ func TestJWKSURL(t *testing.T) {
 	}
 	defer a.Close()
 	tok := is.sign(t, jwt.Claims{Subject: "dave", Issuer: "i", Audience: jwt.Audience{"a"}, Expiry: jwt.NewNumericDate(time.Now().Add(time.Minute))})
-	if p, err := a.Authenticate(t.Context(), tok); p != "dave" {
+	if p, err := a.Authenticate(t.Context(), tok); p != "i#dave" {
 		t.Fatalf("principal %q, %v", p, err)
 	}
 	if _, err := auth.New(t.Context(), auth.Options{JWT: &auth.JWTOptions{JWKS: srv.URL + "/missing", Issuer: "i", Audience: "a"}}); err == nil {

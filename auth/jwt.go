@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -66,6 +68,7 @@ func newJWTVerifier(ctx context.Context, opt JWTOptions) (*jwtVerifier, error) {
 	if opt.Client == nil {
 		opt.Client = &http.Client{Timeout: 10 * time.Second}
 	}
+	opt.Client = guardJWKSRedirects(opt.Client)
 	v := &jwtVerifier{opt: opt, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := v.load(ctx); err != nil {
 		return nil, err
@@ -76,6 +79,45 @@ func newJWTVerifier(ctx context.Context, opt JWTOptions) (*jwtVerifier, error) {
 		close(v.done)
 	}
 	return v, nil
+}
+
+// guardJWKSRedirects returns a copy of hc that follows a redirect only to
+// a URL the configured one could have been (config: https://, or http://
+// only on a loopback host): a key server answering 302 would otherwise
+// lead the bridge to fetch its keys over plain HTTP from anywhere
+// (169.254.169.254, an intranet host), as card fetches already refuse
+// (issue 33 item 5).
+func guardJWKSRedirects(hc *http.Client) *http.Client {
+	c := *hc
+	next := hc.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if !jwksURLAllowed(req.URL) {
+			return fmt.Errorf("JWKS redirect to %s refused: keys come only from https:// (http:// on a loopback host)", req.URL.Redacted())
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
+}
+
+// jwksURLAllowed is config's rule for auth.jwt.jwks, applied to u.
+func jwksURLAllowed(u *url.URL) bool {
+	switch u.Scheme {
+	case "https":
+		return true
+	case "http":
+		if strings.EqualFold(u.Hostname(), "localhost") {
+			return true
+		}
+		ip := net.ParseIP(u.Hostname())
+		return ip != nil && ip.IsLoopback()
+	}
+	return false
 }
 
 func isURL(s string) bool {
@@ -216,8 +258,16 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (string, error) 
 	if c.Subject == "" {
 		return "", errors.New("token has no sub")
 	}
-	return c.Subject, nil
+	return JWTPrincipal(v.opt.Issuer, c.Subject), nil
 }
+
+// JWTPrincipal is the principal of a JWT of issuer with subject sub:
+// "<issuer>#<sub>". API-key principals cannot contain "#" (config refuses
+// them), so a token's subject and a key's principal never name the same
+// caller, and each issuer has a namespace of its own: before issue 33
+// (item 9) a valid JWT with sub "alice" read the threads of API key
+// "alice" and passed allow: [alice].
+func JWTPrincipal(issuer, sub string) string { return issuer + "#" + sub }
 
 // candidates are the keys that may have signed a token with kid: the one
 // named, or every key when the token names none.

@@ -126,9 +126,11 @@ type Config struct {
 	// Limits bound requests, runs and callers.
 	Limits Limits `yaml:"limits"`
 
-	// RedactKeys are object keys (case-insensitive) whose values are
-	// replaced by "[REDACTED]" in shared state built from agent data and
-	// in logs. Default: password, token, secret, api_key, apikey,
+	// RedactKeys are object keys (case and separators ignored; a key
+	// ending in one as its last words matches too) whose values are
+	// replaced by "[REDACTED]" in every agent- or client-supplied object
+	// reaching a client, the journal or a thread's record (scope:
+	// config/REFERENCE.md, mapping/redact.go). Default: password, token, secret, api_key, apikey,
 	// authorization. An empty list turns redaction off.
 	RedactKeys []string `yaml:"redactKeys"`
 }

@@ -17,11 +17,17 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// MaxConfigBytes bounds a config file. A config is a few kilobytes; a
+// 200 MB file given as one took the bridge's RSS to 1.83 GB (issue 33
+// item 6).
+const MaxConfigBytes = 4 << 20
+
 // Load reads and parses the YAML file at path, expanding ${NAME} from the
 // process environment. Problems with the content are a *ValidationError whose
-// Source is path.
+// Source is path. A file that is not a regular file, or larger than
+// MaxConfigBytes, is refused unread.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := readConfig(path)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
@@ -33,6 +39,28 @@ func Load(path string) (*Config, error) {
 		err = fmt.Errorf("config %s: %w", path, err)
 	}
 	return c, err
+}
+
+func readConfig(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return nil, err
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	case fi.Size() > MaxConfigBytes:
+		return nil, fmt.Errorf("%s is %d bytes; a config is at most %d", path, fi.Size(), MaxConfigBytes)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	if err == nil && len(data) > MaxConfigBytes {
+		err = fmt.Errorf("%s is larger than %d bytes; a config is at most that", path, MaxConfigBytes)
+	}
+	return data, err
 }
 
 // Parse decodes a YAML configuration, applies defaults and validates it.
@@ -246,11 +274,63 @@ type walkKey struct {
 
 var durationType = reflect.TypeFor[Duration]()
 
+// maxProblems bounds the problems one parse reports: a large file that is
+// not a config would otherwise be listed back line by line.
+const maxProblems = 50
+
 // add reports a problem with node n at path. The node is marked bad: prune
 // takes it out before the rest of the document is decoded and validated.
 func (s *schema) add(path string, n *yaml.Node, format string, args ...any) {
-	s.problems = append(s.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...), Line: n.Line})
 	s.bad[n] = true
+	switch {
+	case len(s.problems) > maxProblems:
+		return
+	case len(s.problems) == maxProblems:
+		s.problems = append(s.problems, Problem{Message: fmt.Sprintf("more problems after line %d are not listed", n.Line)})
+		return
+	}
+	s.problems = append(s.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...), Line: n.Line})
+}
+
+// notAConfig says whether the top-level mapping n has keys and none of
+// them is one of t's: then the file is something else (issue 33 item 6: a
+// config swapped for a link to /etc/shadow was logged line by line as
+// unknown keys), and is reported without repeating any of its text.
+func notAConfig(n *yaml.Node, t reflect.Type) bool {
+	if len(n.Content) == 0 {
+		return false
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key := n.Content[i]
+		if key.Kind != yaml.ScalarNode || key.ShortTag() == "!!merge" {
+			continue
+		}
+		if _, ok := fieldByKey(t, key.Value); ok {
+			return false
+		}
+	}
+	return true
+}
+
+// shownKey is an unknown key as a problem's path shows it: short, and
+// quoted when it holds anything but plain characters, so that an error
+// line cannot carry a long or odd piece of the file.
+func shownKey(k string) string {
+	const max = 40
+	plain := len(k) <= max
+	for _, r := range k {
+		if r < 0x20 || r == 0x7f || r == ':' || r > 0x7e {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return k
+	}
+	if len(k) > max {
+		k = strings.ToValidUTF8(k[:max], "") + "…"
+	}
+	return strconv.Quote(k)
 }
 
 // line returns the line of path, or of its nearest ancestor that has one.
@@ -412,6 +492,10 @@ func (s *schema) mapping(n *yaml.Node, t reflect.Type, path string) {
 		s.add(path, n, "must be %s, not %s", what, describe(n))
 		return
 	}
+	if path == "" && notAConfig(n, t) {
+		s.add("", n, "this is not a bridge config: none of its %d top-level keys is one the bridge knows (listen, store, server, agents, teams, auth, limits, log, tracing)", len(n.Content)/2)
+		return
+	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		key, val := n.Content[i], n.Content[i+1]
 		if key.Kind == yaml.ScalarNode && key.ShortTag() == "!!merge" {
@@ -431,7 +515,7 @@ func (s *schema) mapping(n *yaml.Node, t reflect.Type, path string) {
 		}
 		f, ok := fieldByKey(t, key.Value)
 		if !ok {
-			s.add(join(path, key.Value), key, "unknown key%s", unknownKeyHint(t, key.Value))
+			s.add(join(path, shownKey(key.Value)), key, "unknown key%s", unknownKeyHint(t, key.Value))
 			continue
 		}
 		s.walk(val, f.Type, join(path, key.Value))

@@ -213,6 +213,10 @@ func (a *Auth) validate(ps *problems) {
 			ps.add(path+".principal", "required: the name this key authenticates")
 		} else if strings.ContainsFunc(k.Principal, func(r rune) bool { return r < ' ' || r == 0x7f }) {
 			ps.add(path+".principal", "must not contain control characters")
+		} else if strings.Contains(k.Principal, "#") {
+			// "#" separates a JWT principal's issuer and subject: a key
+			// may not take a JWT caller's name (auth.JWTPrincipal).
+			ps.add(path+".principal", "must not contain \"#\" (JWT principals are <issuer>#<sub>)")
 		}
 	}
 	j := a.JWT

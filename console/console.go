@@ -22,11 +22,15 @@ var static embed.FS
 // page itself is served at "/".
 const AssetPrefix = "/console/"
 
-// contentSecurityPolicy keeps the page to its own origin: scripts, styles and
-// requests go only to the bridge. Images may come from anywhere (and data:
-// URLs), because agents send files as links the page shows inline.
+// contentSecurityPolicy keeps the page to its own origin: scripts, styles,
+// images and requests go only to the bridge. Images also come from data:
+// and blob: URLs (files the bridge inlines); an agent's link to an image
+// elsewhere is shown as a link the user may open, never fetched by the page
+// itself — img-src http: https: let an agent make every console that shows
+// its answer request 169.254.169.254 or any intranet host (issue 33 item 11;
+// the README says the console makes no request to anywhere but the bridge).
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; " +
-	"img-src 'self' data: blob: https: http:; connect-src 'self'; object-src 'none'; " +
+	"img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; " +
 	"base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 
 // contentTypes are fixed here rather than taken from mime.TypeByExtension,

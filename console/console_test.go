@@ -204,3 +204,21 @@ func TestHandlerAlone(t *testing.T) {
 		t.Errorf("POST /: %d Allow %q, want 405 GET, HEAD", res.StatusCode, res.Header.Get("Allow"))
 	}
 }
+
+// The page loads images from the bridge and from data:/blob: URLs only:
+// img-src http: https: let an agent's image URL make the console request
+// any host, 169.254.169.254 included (issue 33 item 11). The browser suite
+// (console-hostile-a2ui) checks that Chromium enforces it.
+func TestImagesComeOnlyFromTheBridge(t *testing.T) {
+	t.Parallel()
+	csp := get(t, bridge(t, true).URL+"/").header.Get("Content-Security-Policy")
+	for _, d := range strings.Split(csp, ";") {
+		if f := strings.Fields(d); len(f) > 0 && f[0] == "img-src" {
+			if got := strings.Join(f[1:], " "); got != "'self' data: blob:" {
+				t.Errorf("img-src %s; want 'self' data: blob:", got)
+			}
+			return
+		}
+	}
+	t.Errorf("no img-src in %q", csp)
+}

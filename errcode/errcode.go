@@ -29,7 +29,8 @@ const (
 	Internal             = "internal"          // also a run the bridge failed
 	A2UIActionInvalid    = "a2ui_action_invalid"
 	A2UIActionTooLarge   = "a2ui_action_too_large"
-	A2UINotActive        = "a2ui_not_active" // an A2UI action for an agent whose run has no A2UI
+	A2UINotActive        = "a2ui_not_active"  // an A2UI action for an agent whose run has no A2UI
+	MessageConflict      = "message_conflict" // a known message id with other content
 
 	// Ends of a stream (RUN_ERROR, SUBAGENT_ERROR) only.
 	ServerShutdown           = "server_shutdown"
@@ -49,7 +50,8 @@ const (
 	AgentRejected            = "a2a_rejected"
 	Cancelled                = "cancelled"
 	TeamFailed               = "team_failed"
-	TooManyStreams           = "too_many_streams" // a WebSocket run or subscription over its caps
+	TooManyStreams           = "too_many_streams"  // a WebSocket run or subscription over its caps
+	A2ATaskMismatch          = "a2a_task_mismatch" // the agent named another task or context than the run's
 )
 
 // The codes of failed A2A calls (a2a.Classify), answered before a stream
@@ -107,6 +109,7 @@ var status = map[string]int{
 	A2UIActionInvalid:    http.StatusBadRequest,
 	A2UIActionTooLarge:   http.StatusRequestEntityTooLarge,
 	A2UINotActive:        http.StatusBadRequest,
+	MessageConflict:      http.StatusConflict,
 
 	A2ACanceled:                  499, // nginx's "client closed request": our caller left
 	A2ATimeout:                   http.StatusGatewayTimeout,

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/agui"
 )
 
 // A2UIMode is an agent's A2UI switch: when the bridge activates the A2UI
@@ -280,4 +282,85 @@ func WithA2UICapabilities(meta map[string]any, version A2UIVersion, caps any) ma
 	}
 	out[version.CapabilitiesKey()] = caps
 	return out
+}
+
+// A2UIActionSurfaceID is the surfaceId of an action part A2UIActionPart
+// made ("" for any other part).
+func A2UIActionSurfaceID(p *a2a.Part) string {
+	var action any
+	switch d := p.Data().(type) {
+	case map[string]any:
+		action = d["userAction"]
+	case []any:
+		if len(d) > 0 {
+			if m, ok := d[0].(map[string]any); ok {
+				action = m["action"]
+			}
+		}
+	}
+	m, _ := action.(map[string]any)
+	id, _ := m["surfaceId"].(string)
+	return id
+}
+
+// ShowsA2UISurface reports whether event, a journaled AG-UI event's JSON,
+// shows the A2UI surface id: an a2ui-surface activity (snapshot or delta)
+// or a CUSTOM a2ui event whose operations name it. A user's action is
+// checked against the surfaces its thread has shown (issue 33 item 10), so
+// a client cannot address to the agent an action on a surface the agent
+// never drew.
+func ShowsA2UISurface(event []byte, id string) bool {
+	quoted, _ := json.Marshal(id)
+	if id == "" || !bytes.Contains(event, quoted) {
+		return false
+	}
+	var e struct {
+		Type         string          `json:"type"`
+		ActivityType string          `json:"activityType"`
+		Name         string          `json:"name"`
+		Content      json.RawMessage `json:"content"`
+		Patch        json.RawMessage `json:"patch"`
+		Value        json.RawMessage `json:"value"`
+	}
+	if json.Unmarshal(event, &e) != nil {
+		return false
+	}
+	var body json.RawMessage
+	switch {
+	case e.Type == string(agui.EventActivitySnapshot) && e.ActivityType == A2UIActivityType:
+		body = e.Content
+	case e.Type == string(agui.EventActivityDelta) && e.ActivityType == A2UIActivityType:
+		body = e.Patch
+	case e.Type == string(agui.EventCustom) && strings.HasPrefix(e.Name, "a2ui"):
+		body = e.Value
+	default:
+		return false
+	}
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return false
+	}
+	return namesSurface(v, id)
+}
+
+// namesSurface finds a "surfaceId": id member at any depth of v.
+func namesSurface(v any, id string) bool {
+	switch x := v.(type) {
+	case map[string]any:
+		if s, ok := x["surfaceId"].(string); ok && s == id {
+			return true
+		}
+		for _, e := range x {
+			if namesSurface(e, id) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if namesSurface(e, id) {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -305,7 +305,7 @@ func (t *Translator) Conversation() []agui.Message {
 	if t.opt.Input != nil {
 		client = t.opt.Input.Messages
 	}
-	return conversation(client, t.Messages())
+	return redactMessages(conversation(client, t.Messages()), t.opt.RedactKeys, t.frontendCalls)
 }
 
 // conversation joins the client's messages (activity left out) and a run's:
@@ -493,6 +493,7 @@ func (t *Translator) interrupt(out []agui.Event, state a2a.TaskState, msg *a2a.M
 			in.ExpiresAt = expires.Format(time.RFC3339Nano)
 		}
 		in.ID = t.opt.InterruptPrefix + in.ID
+		in = redactInterrupt(in, t.opt.RedactKeys)
 		t.pending = append(t.pending, PendingInterrupt{Interrupt: in, ExpiresAt: expires, TaskID: string(t.taskID),
 			ContextID: t.contextID, State: string(state), ToolCall: ref, AnswerAs: answer})
 	}

@@ -186,8 +186,8 @@ func (t *Translator) restoreView(state []byte) {
 		return
 	}
 	t.view.doc = view
-	t.view.sent, _ = json.Marshal(view)
-	t.view.dirty = false
+	t.view.size = sizeOf(view)
+	t.viewShown()
 	t.contextID = str(view["contextId"])
 	if task, ok := view["task"].(map[string]any); ok {
 		t.taskID = a2a.TaskID(str(task["id"]))

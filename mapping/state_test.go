@@ -93,6 +93,9 @@ func checkMirror(t *testing.T, v1 bool, events []a2a.Event) {
 		if err := json.Unmarshal(tr.State(), &want); err != nil {
 			t.Fatal(err)
 		}
+		if n, want := tr.StateSize(), len(tr.State()); n != want {
+			t.Fatalf("after event %d StateSize is %d; the state's encoding takes %d bytes", i, n, want)
+		}
 		if tr.open == nil || v1 {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Fatalf("after event %d the mirror differs from the bridge's state (-bridge +mirror):\n%s", i, diff)

@@ -61,12 +61,16 @@ type Team struct {
 	started      bool
 	done         bool
 	lastStamp    int64 // the latest timestamp the run has shown
+	// rest is the encoded size of State without the members of this run
+	// (-1: to be measured), and restViews the number of other members'
+	// views it holds; StateSize adds the running members' view sizes.
+	rest, restViews int
 }
 
 // NewTeam returns the Team of one run.
 func NewTeam(opt TeamOptions) *Team {
 	t := &Team{opt: opt, members: map[string]*Member{}, stateVersion: opt.StateVersion, doc: map[string]any{},
-		started: opt.Resumed}
+		started: opt.Resumed, rest: -1}
 	if len(opt.PreviousView) > 0 {
 		var prev map[string]any
 		if err := json.Unmarshal(opt.PreviousView, &prev); err == nil && prev != nil {
@@ -116,6 +120,7 @@ func (t *Team) Member(name, description string, opt Options) *Member {
 		subagentRunID: t.SubagentRunID(name), v1: opt.V1, now: opt.Now}
 	t.members[name] = m
 	t.order = append(t.order, name)
+	t.rest = -1
 	return m
 }
 
@@ -178,6 +183,7 @@ func (t *Team) Route(member string, score float64, reason string) []agui.Event {
 	raw, _ := json.Marshal(route)
 	out := t.emit(nil, &agui.Custom{Name: "a2a.route", Value: raw})
 	t.doc["route"] = route
+	t.rest = -1
 	t.stateVersion++
 	val, _ := json.Marshal(route)
 	return t.emit(out, &agui.StateDelta{Base: agui.Base{Metadata: t.stateMeta()},
@@ -275,10 +281,15 @@ func (t *Team) Conversation() []agui.Message {
 	if t.opt.Input != nil {
 		client = t.opt.Input.Messages
 	}
+	var keys []string // every member's: the client's messages went to all
+	var frontend []ToolCallRef
 	for _, name := range t.order {
-		run = append(run, t.members[name].Messages()...)
+		m := t.members[name]
+		run = append(run, redactMessages(m.Messages(), m.opt.RedactKeys, m.frontendCalls)...)
+		keys = append(keys, m.opt.RedactKeys...)
+		frontend = append(frontend, m.frontendCalls...)
 	}
-	return conversation(client, run)
+	return redactMessages(conversation(client, run), keys, frontend)
 }
 
 // View is the team's part of the shared state now, with every member's
@@ -302,6 +313,32 @@ func (t *Team) currentDoc() map[string]any {
 	}
 	doc["members"] = views
 	return doc
+}
+
+// StateSize is the encoded size of State, without encoding it: the part
+// no running member changes is measured once (again when a member joins
+// or the route changes), and each running member keeps its view's size.
+func (t *Team) StateSize() int {
+	if t.rest < 0 {
+		doc := maps.Clone(t.doc)
+		views := maps.Clone(t.views())
+		if views == nil {
+			views = map[string]any{}
+		}
+		for _, name := range t.order {
+			delete(views, name)
+		}
+		doc["members"] = views
+		t.rest, t.restViews = len(sharedState(t.opt.Input, t.stateKey(), doc)), len(views)
+	}
+	n := t.rest
+	for i, name := range t.order {
+		if i > 0 || t.restViews > 0 {
+			n++ // the comma
+		}
+		n += memberSize(name, t.members[name].viewSize())
+	}
+	return n
 }
 
 // State is the client's shared state with the team's key replaced by

@@ -50,6 +50,7 @@ func runTeam(t *testing.T, v1, interleave bool, scripts map[string][]a2a.Event) 
 				if i < len(scripts[n]) {
 					more = true
 					out = append(out, team.Pass(trs[n].Translate(scripts[n][i]))...)
+					checkTeamSize(t, team)
 				}
 			}
 			if !more {
@@ -61,6 +62,7 @@ func runTeam(t *testing.T, v1, interleave bool, scripts map[string][]a2a.Event) 
 			out = append(out, team.Pass(trs[n].Start())...)
 			for _, ev := range scripts[n] {
 				out = append(out, team.Pass(trs[n].Translate(ev))...)
+				checkTeamSize(t, team)
 			}
 		}
 	}
@@ -70,6 +72,15 @@ func runTeam(t *testing.T, v1, interleave bool, scripts map[string][]a2a.Event) 
 		}
 	}
 	return append(out, team.Finish()...), team
+}
+
+// checkTeamSize requires the team's running count of its state's size
+// (what the state limit is checked against) to be the state's encoding.
+func checkTeamSize(t *testing.T, team *Team) {
+	t.Helper()
+	if n, want := team.StateSize(), len(team.State()); n != want {
+		t.Fatalf("StateSize is %d; the state's encoding takes %d bytes", n, want)
+	}
 }
 
 func TestTeamStreams(t *testing.T) {

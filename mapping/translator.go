@@ -149,6 +149,10 @@ type Options struct {
 	// are replaced by "[REDACTED]" wherever agent data enters the shared
 	// state, at any depth.
 	RedactKeys []string
+	// MaxStateBytes, when positive, stops merging an event's data into the
+	// state once the state is above it (the caller ends the run with
+	// state_too_large on seeing StateSize above its limit).
+	MaxStateBytes int
 	// A2UIActivities shows A2UI surfaces as activities to a client before
 	// 1.0 that renders them (ClientRendersA2UI); 1.0 clients always get
 	// activities, the others CUSTOM a2ui events.
@@ -325,6 +329,9 @@ func (t *Translator) Translate(ev a2a.Event) []agui.Event {
 		return nil
 	}
 	out := t.Start()
+	if msg := t.foreign(ev); msg != "" {
+		return append(out, t.Fail(agui.CodeTaskMismatch, msg)...)
+	}
 	out = t.decideByNext(out, ev)
 	switch e := ev.(type) {
 	case *a2a.Task:
@@ -394,6 +401,41 @@ func (t *Translator) complete(out []agui.Event) []agui.Event {
 	out = t.answerFromStatus(out)
 	out = t.closeAll(out)
 	return t.finish(out, &agui.RunFinished{ThreadID: t.opt.ThreadID, RunID: t.opt.RunID})
+}
+
+// foreign describes an event that names another task or context than the
+// run's, once the run knows its own; "" for any other. An agent may not
+// switch a thread's task mid-stream: the run would adopt the task it
+// named, and a later cancel would go there (issue 33 item 10). Such an
+// event ends the run with RUN_ERROR a2a_task_mismatch.
+func (t *Translator) foreign(ev a2a.Event) string {
+	var task a2a.TaskID
+	var ctx string
+	switch e := ev.(type) {
+	case *a2a.Task:
+		if e != nil {
+			task, ctx = e.ID, e.ContextID
+		}
+	case *a2a.StatusUpdate:
+		if e != nil {
+			task, ctx = e.TaskID, e.ContextID
+		}
+	case *a2a.ArtifactUpdate:
+		if e != nil {
+			task, ctx = e.TaskID, e.ContextID
+		}
+	case *a2a.Message:
+		if e != nil {
+			task, ctx = e.TaskID, e.ContextID
+		}
+	}
+	switch {
+	case t.taskID != "" && task != "" && task != t.taskID:
+		return fmt.Sprintf("the agent sent an event of task %q in the run of its task %q; a run follows one task", task, t.taskID)
+	case t.contextID != "" && ctx != "" && ctx != t.contextID:
+		return fmt.Sprintf("the agent sent an event of context %q in the run of its context %q; a run stays in one context", ctx, t.contextID)
+	}
+	return ""
 }
 
 func (t *Translator) learn(taskID a2a.TaskID, contextID string) {
@@ -1257,6 +1299,7 @@ func (t *Translator) finish(out []agui.Event, terminal agui.Event) []agui.Event 
 }
 
 func (t *Translator) emit(out []agui.Event, e agui.Event) []agui.Event {
+	redactEvent(e, t.opt.RedactKeys) // redact.go: the one pass every event takes
 	if t.opt.Now != nil {
 		agui.BaseOf(e).Timestamp = t.opt.Now()
 	}

@@ -349,3 +349,31 @@ func marshalAll(t *testing.T, out []agui.Event) []string {
 	}
 	return s
 }
+
+// Issue 33 item 10: an event naming another task (or context) than the
+// run's replaced the thread's task mid-stream, and a later cancel went to
+// the task the agent named. It ends the run with a2a_task_mismatch, and
+// the run's task stays its own.
+func TestAgentCannotSwitchTheRunsTask(t *testing.T) {
+	t.Parallel()
+	text := func(s string) *a2a.Message {
+		return &a2a.Message{ID: "m-" + s, Role: a2a.RoleAgent, Parts: []*a2a.Part{a2a.NewTextPart(s)}}
+	}
+	for name, ev := range map[string]a2a.Event{
+		"status":   &a2a.StatusUpdate{TaskID: "other", ContextID: "ctx-1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: text("b")}},
+		"artifact": &a2a.ArtifactUpdate{TaskID: "other", ContextID: "ctx-1", Artifact: &a2a.Artifact{ID: "a", Parts: []*a2a.Part{a2a.NewTextPart("b")}}},
+		"task":     &a2a.Task{ID: "other", ContextID: "ctx-1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}},
+		"context":  &a2a.StatusUpdate{TaskID: "task-1", ContextID: "ctx-2", Status: a2a.TaskStatus{State: a2a.TaskStateWorking}},
+	} {
+		tr := New(Options{ThreadID: "t", RunID: "r", V1: true})
+		tr.Translate(&a2a.Task{ID: "task-1", ContextID: "ctx-1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking, Message: text("a")}})
+		out := tr.Translate(ev)
+		last, ok := out[len(out)-1].(*agui.RunError)
+		if !ok || last.Code != agui.CodeTaskMismatch {
+			t.Errorf("%s: the run goes on after an event of another task or context: %v", name, out)
+		}
+		if tr.TaskID() != "task-1" || tr.ContextID() != "ctx-1" {
+			t.Errorf("%s: the run's task became %q in %q", name, tr.TaskID(), tr.ContextID())
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
@@ -91,6 +92,10 @@ func (s *Service) planA2UIAction(ctx context.Context, spec *AgentSpec, team *Tea
 	case err != nil:
 		return nil, &Error{Code: CodeA2UIActionInvalid, Message: err.Error(), Err: err}
 	}
+	if id := mapping.A2UIActionSurfaceID(part); !s.shownSurface(ctx, th, id) {
+		return nil, &Error{Code: CodeA2UIActionInvalid,
+			Message: fmt.Sprintf("forwardedProps.a2uiAction: surface %q was not shown on this thread", id)}
+	}
 	act := &a2uiAction{part: part}
 	if len(th.Interrupts) == 0 {
 		return act, nil
@@ -117,6 +122,31 @@ func (s *Service) planA2UIAction(ctx context.Context, spec *AgentSpec, team *Tea
 		}
 	}
 	return act, nil
+}
+
+// shownSurface reports whether the thread's journal shows the A2UI surface
+// id: an action goes to the agent only for a surface it drew on this
+// thread (issue 33 item 10). Actions are rare and the journal is bounded
+// (compaction keeps a thread's recent runs), so it is read whole; a
+// surface from runs compaction dropped is no longer acted on. A journal
+// that cannot be read counts as not showing it.
+func (s *Service) shownSurface(ctx context.Context, th *Thread, id string) bool {
+	const page = 256
+	for after := int64(0); ; {
+		entries, err := s.store.Read(ctx, th.Key, after, page)
+		if err != nil || len(entries) == 0 {
+			return false
+		}
+		for _, e := range entries {
+			if mapping.ShowsA2UISurface(e.Event, id) {
+				return true
+			}
+			after = e.Seq
+		}
+		if len(entries) < page {
+			return false
+		}
+	}
 }
 
 // useA2UIAnswer puts the action's part where the run's message needs it:

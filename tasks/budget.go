@@ -116,13 +116,17 @@ func (b *runBudget) spent(name string) (code, message string) {
 	return CodeRunTooLarge, fmt.Sprintf("the run of %q produced more than its budget of %d bytes (limits.maxRunBytes), so it was stopped and the agent's task cancelled", name, b.limit)
 }
 
-// stateTooLarge checks the shared state a translation (out) of agent
-// name's event changed against MaxStateBytes (limit; zero: none).
-func stateTooLarge(name string, limit int, out []agui.Event, state func() json.RawMessage) (code, message string) {
-	if limit <= 0 || !slices.ContainsFunc(out, isStateEvent) {
+// stateTooLarge checks the shared state after a translation of agent
+// name's event against MaxStateBytes (limit; zero: none). size is the
+// translator's running count (StateSize), so the check costs nothing per
+// event; it is made after every event, since a translator that reached the
+// limit stops merging even where no state event goes out yet (a legacy
+// client's state waits for an open message to close).
+func stateTooLarge(name string, limit int, size func() int) (code, message string) {
+	if limit <= 0 {
 		return "", ""
 	}
-	if n := len(state()); n > limit {
+	if n := size(); n > limit {
 		return CodeStateTooLarge, fmt.Sprintf("agent %q grew the shared state to %d bytes; the limit is %d", name, n, limit)
 	}
 	return "", ""
@@ -206,11 +210,11 @@ func (d *driver) refuseEvent(code, message string) {
 // take is one agent event through the run's limits and a translator — a
 // single agent's, or a team member's: the event's size against the
 // agent's bound (maxEventBytes) and the run's budget, the translation, and
-// the shared state it builds (state) against the run's bound. When a
+// the shared state it builds (stateSize) against the run's bound. When a
 // limit broke it returns the limit's code and message, with what may still
 // be shown: nothing when the event itself was too large, the events but
 // the state when the state was (the thread then keeps the state it had).
-func (d *driver) take(name string, maxEventBytes int, ev a2a.Event, translate func(a2a.Event) []agui.Event, state func() json.RawMessage) (out []agui.Event, code, message string) {
+func (d *driver) take(name string, maxEventBytes int, ev a2a.Event, translate func(a2a.Event) []agui.Event, stateSize func() int) (out []agui.Event, code, message string) {
 	size := eventSize(ev)
 	d.budget.receive(size)
 	code, message = eventTooLarge(name, maxEventBytes, size)
@@ -221,7 +225,7 @@ func (d *driver) take(name string, maxEventBytes int, ev a2a.Event, translate fu
 		return nil, code, message
 	}
 	out = translate(ev)
-	if code, message := stateTooLarge(name, d.spec.MaxStateBytes, out, state); code != "" {
+	if code, message := stateTooLarge(name, d.spec.MaxStateBytes, stateSize); code != "" {
 		d.stateRejected = true
 		return slices.DeleteFunc(out, isStateEvent), code, message
 	}

@@ -67,6 +67,7 @@ func (t *teamRun) join(ctx context.Context, name string, plan *resumePlan, parts
 		StateKey:       t.spec.StateKey,
 		MaxInlineBytes: spec.MaxInlineBytes,
 		RedactKeys:     spec.RedactKeys,
+		MaxStateBytes:  d.spec.MaxStateBytes,
 		A2UIActivities: a2uiActivities(d.in),
 	}
 	if plan != nil {
@@ -135,7 +136,7 @@ func (t *teamRun) handle(ctx context.Context, msg memberMsg) {
 		t.noteArtifacts(m, msg.ev)
 		// The budget is the run's: once it is spent, every member that
 		// sends more ends its part with run_too_large.
-		out, code, message := t.d.take(m.name, m.spec.MaxEventBytes, msg.ev, m.tr.Translate, t.tm.State)
+		out, code, message := t.d.take(m.name, m.spec.MaxEventBytes, msg.ev, m.tr.Translate, t.tm.StateSize)
 		if code != "" {
 			// The member's part ends with the limit's code (after what
 			// may still be shown); the others go on.

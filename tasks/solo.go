@@ -47,6 +47,7 @@ func (s soloRun) setup() runOutput {
 		StateVersion:     d.thread.StateVersion,
 		MaxInlineBytes:   d.spec.MaxInlineBytes,
 		RedactKeys:       d.spec.RedactKeys,
+		MaxStateBytes:    d.spec.MaxStateBytes,
 		A2UIActivities:   a2uiActivities(d.in),
 	})
 	return d.tr
@@ -309,7 +310,7 @@ func (d *driver) deliver(ev a2a.Event) bool {
 	if d.answered() {
 		d.sentInput = d.sentInput || d.sendsInput
 	}
-	out, code, msg := d.take(d.spec.Name, d.spec.MaxEventBytes, ev, d.tr.Translate, d.tr.State)
+	out, code, msg := d.take(d.spec.Name, d.spec.MaxEventBytes, ev, d.tr.Translate, d.tr.StateSize)
 	if code != "" {
 		d.emit(out)
 		d.refuseEvent(code, msg)

@@ -109,7 +109,7 @@ func (st *start) load(ctx context.Context) error {
 	// same id is another key, so this run starts (or continues) the
 	// caller's own thread, exactly as for an id nobody used.
 	st.key = callerKey(ctx, st.name, st.in.ThreadID)
-	current, err := st.s.store.GetThread(ctx, st.key)
+	current, err := st.s.getThread(ctx, st.key)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		current = &Thread{Key: st.key, Principal: st.key.Principal}
@@ -119,6 +119,9 @@ func (st *start) load(ctx context.Context) error {
 		// A record under the caller's key made by someone else (never
 		// written so): refused as for a thread that does not exist.
 		return threadNotFound(st.key)
+	}
+	if msg := mapping.ChangedMessage(st.in.Messages, current.Messages); msg != "" {
+		return &Error{Code: agui.CodeMessageConflict, Message: msg}
 	}
 	st.current = current
 	st.parts, st.newIDs, err = mapping.UserInput(st.in.Messages, current.SeenMessageIDs, st.spec.MaxInlineBytes)

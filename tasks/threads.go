@@ -81,7 +81,7 @@ func (s *Service) loadThread(ctx context.Context, agent, threadID string) (*Thre
 	// The caller's own thread: another principal's thread of the same id
 	// is another key, so it is not found, exactly as an id nobody used.
 	key := callerKey(ctx, agent, threadID)
-	th, err := s.store.GetThread(ctx, key)
+	th, err := s.getThread(ctx, key)
 	if errors.Is(err, ErrNotFound) {
 		return nil, threadNotFound(key)
 	}

@@ -66,7 +66,13 @@ func (h *Handler) admit(w http.ResponseWriter, r *http.Request) *http.Request {
 			return nil
 		}
 		principal = p
-		r = r.WithContext(auth.WithPrincipal(r.Context(), principal))
+		ctx := auth.WithPrincipal(r.Context(), principal)
+		if l, ok := h.opt.Auth.(interface{ LegacyPrincipal(string) string }); ok {
+			if old := l.LegacyPrincipal(principal); old != "" {
+				ctx = auth.WithLegacyPrincipal(ctx, old)
+			}
+		}
+		r = r.WithContext(ctx)
 	}
 	if h.opt.Admit != nil {
 		if err := h.opt.Admit(principal); err != nil {

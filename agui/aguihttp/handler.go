@@ -494,6 +494,21 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
 // maxPollWait bounds a long poll's wait, so proxies do not cut it.
 const maxPollWait = 60 * time.Second
 
+// pollWait reads a long poll's ?wait= (seconds; "" is 0). The cap is
+// taken on the seconds, before they become a Duration: 1e10 seconds
+// overflowed int64 nanoseconds into a negative wait, and the poll answered
+// at once (issue 33 item 8). NaN and infinities are refused.
+func pollWait(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	secs, err := strconv.ParseFloat(v, 64)
+	if err != nil || secs < 0 || math.IsNaN(secs) || math.IsInf(secs, 0) {
+		return 0, errors.New("wait must be a finite number of seconds >= 0")
+	}
+	return time.Duration(min(secs, maxPollWait.Seconds()) * float64(time.Second)), nil
+}
+
 // events serves a thread's journal: as SSE (replay after Last-Event-ID or
 // ?after=, then the run in progress live until it ends), or, for a client
 // that asks for application/json, as one long-poll answer
@@ -510,14 +525,10 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if wantsJSON(r) {
-		wait := time.Duration(0)
-		if v := r.URL.Query().Get("wait"); v != "" {
-			secs, err := strconv.ParseFloat(v, 64)
-			if err != nil || secs < 0 || math.IsNaN(secs) {
-				refuse(w, agui.CodeInvalidInput, "wait must be a number of seconds >= 0")
-				return
-			}
-			wait = min(time.Duration(secs*float64(time.Second)), maxPollWait)
+		wait, err := pollWait(r.URL.Query().Get("wait"))
+		if err != nil {
+			refuse(w, agui.CodeInvalidInput, err.Error())
+			return
 		}
 		p, err := h.opt.Threads.Poll(r.Context(), name, thread, after, wait)
 		if err != nil {

@@ -40,6 +40,7 @@ type abuseSettings struct {
 	slowloris       int           // slow request headers in flight
 	oversized       int           // clients posting bodies over the limit
 	rate            float64       // limits.perPrincipal.requestsPerSecond; 0: none
+	heavy           int           // workers running the CPU-heavy agent (heavy.go)
 }
 
 func (a *abuseSettings) flags(fs *flag.FlagSet) {
@@ -54,6 +55,7 @@ func (a *abuseSettings) flags(fs *flag.FlagSet) {
 	fs.IntVar(&a.slowBodies, "slow-bodies", 4, "with -abuse: request bodies trickled a byte a second, in flight at once")
 	fs.IntVar(&a.slowloris, "slowloris", 2, "with -abuse: request headers trickled a byte a second, in flight at once")
 	fs.IntVar(&a.oversized, "oversized", 1, "with -abuse: clients posting 2 MiB bodies (over the 1 MiB limit)")
+	fs.IntVar(&a.heavy, "heavy", 1, "with -abuse: workers running the CPU-heavy agent of issue 33 (one event of 100,000 data parts; 20,000 small state changes beside 190 KB), each run timed in the bridge's CPU")
 	fs.Float64Var(&a.rate, "abuse-rate", 100, "with -abuse: limits.perPrincipal.requestsPerSecond (burst twice that); 0: no rate limit")
 }
 
@@ -93,15 +95,16 @@ func allowedRefusal(code string) bool {
 // refused with another code, a slow body not cut); any makes the soak
 // fail.
 type abuseReport struct {
-	MaxRunBytes    int64            `json:"maxRunBytes,omitempty"` // 0: the key was not set
-	EndlessTimeout string           `json:"endlessTimeout"`
-	Endless        endlessTally     `json:"endless"`
-	Floods         floodTally       `json:"floods"`
-	SlowBodies     probeTally       `json:"slowBodies"`
-	Slowloris      probeTally       `json:"slowloris"`
-	Oversized      probeTally       `json:"oversized"`
-	Violations     map[string]int64 `json:"violations"`
-	Samples        []string         `json:"violationSamples,omitempty"`
+	MaxRunBytes    int64                  `json:"maxRunBytes,omitempty"` // 0: the key was not set
+	EndlessTimeout string                 `json:"endlessTimeout"`
+	Endless        endlessTally           `json:"endless"`
+	Floods         floodTally             `json:"floods"`
+	SlowBodies     probeTally             `json:"slowBodies"`
+	Slowloris      probeTally             `json:"slowloris"`
+	Oversized      probeTally             `json:"oversized"`
+	Heavy          map[string]*heavyTally `json:"heavy"`
+	Violations     map[string]int64       `json:"violations"`
+	Samples        []string               `json:"violationSamples,omitempty"`
 
 	want abuseSettings
 }
@@ -147,7 +150,8 @@ func (r *abuseReport) ok() bool {
 		(r.want.floods == 0 || r.Floods.Frames > 0) &&
 		(r.want.slowBodies == 0 || r.SlowBodies.Requests > 0) &&
 		(r.want.slowloris == 0 || r.Slowloris.Requests > 0) &&
-		(r.want.oversized == 0 || r.Oversized.Requests > 0)
+		(r.want.oversized == 0 || r.Oversized.Requests > 0) &&
+		(r.want.heavy == 0 || r.Heavy["parts"].Runs > 0 && r.Heavy["deltas"].Runs > 0)
 }
 
 func (r *abuseReport) print(w io.Writer) {
@@ -166,6 +170,12 @@ func (r *abuseReport) print(w io.Writer) {
 		t    probeTally
 	}{{"slow bodies", r.SlowBodies}, {"slowloris", r.Slowloris}, {"oversized bodies", r.Oversized}} {
 		fmt.Fprintf(w, "    %s: %d, answered %v, longest %.1f s\n", p.name, p.t.Requests, p.t.Answers, p.t.MaxSeconds)
+	}
+	for _, s := range heavyShapes {
+		if h := r.Heavy[s.name]; h != nil && h.Runs > 0 {
+			fmt.Fprintf(w, "    heavy %s (issue 33): %d runs, ended by %v; bridge CPU per run %.2f s mean, %.2f s max (an upper bound: the rest of the soak runs meanwhile); longest %.1f s\n",
+				s.name, h.Runs, h.Endings, h.CPUSeconds/float64(h.Runs), h.MaxCPUSeconds, h.MaxSeconds)
+		}
 	}
 	fmt.Fprintf(w, "    violations: %d %v\n", total(r.Violations), r.Violations)
 	for _, s := range r.Samples {
@@ -195,6 +205,10 @@ type abuser struct {
 	// keep-alive. fast polls and reads the journal back.
 	slow, fast *http.Client
 
+	// cpu reads the bridge's CPU seconds so far (heavy.go times runs).
+	cpu       func() float64
+	heavyRuns atomic.Int64
+
 	mu  sync.Mutex
 	rep abuseReport
 }
@@ -215,6 +229,7 @@ func newAbuser(base string, s abuseSettings) *abuser {
 		host: u.Host,
 		s:    s,
 		cut:  bridgeCuts,
+		cpu:  func() float64 { return 0 },
 		slow: &http.Client{Transport: &http.Transport{DialContext: small.DialContext, DisableKeepAlives: true}},
 		fast: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}},
 		rep: abuseReport{
@@ -225,8 +240,10 @@ func newAbuser(base string, s abuseSettings) *abuser {
 			SlowBodies:     probeTally{Answers: map[string]int64{}},
 			Slowloris:      probeTally{Answers: map[string]int64{}},
 			Oversized:      probeTally{Answers: map[string]int64{}},
-			Violations:     map[string]int64{},
-			want:           s,
+			Heavy: map[string]*heavyTally{"parts": {Endings: map[string]int64{}},
+				"deltas": {Endings: map[string]int64{}}},
+			Violations: map[string]int64{},
+			want:       s,
 		},
 	}
 }
@@ -247,6 +264,7 @@ func (a *abuser) start(ctx context.Context, wg *sync.WaitGroup) {
 	loop(a.s.slowBodies, func(ctx context.Context, _ int) { a.slowBody(ctx) })
 	loop(a.s.slowloris, func(ctx context.Context, _ int) { a.slowHeaders(ctx) })
 	loop(a.s.oversized, func(ctx context.Context, k int) { a.oversize(ctx, k) })
+	loop(a.s.heavy, a.heavyWorker)
 }
 
 func (a *abuser) closeIdle() {

@@ -26,6 +26,18 @@ type endlessAgent struct {
 }
 
 func startEndless(ctx context.Context, interval time.Duration) (*endlessAgent, error) {
+	exec := agents.Endless{ChunkBytes: 1024, Interval: interval}
+	return startDirect(ctx, "endless", "Appends 1 KiB chunks to one artifact without end (cmd/bridge-soak -abuse).", exec)
+}
+
+// startHeavy serves [agents.Heavy] (issue 33's CPU-heavy agents: one
+// event of many data parts, or many small state changes beside a large
+// state) the same way.
+func startHeavy(ctx context.Context) (*endlessAgent, error) {
+	return startDirect(ctx, "heavy", "Events within every limit that cost work in proportion to the state (cmd/bridge-soak -abuse).", agents.Heavy{})
+}
+
+func startDirect(ctx context.Context, name, description string, exec a2asrv.AgentExecutor) (*endlessAgent, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
@@ -33,16 +45,15 @@ func startEndless(ctx context.Context, interval time.Duration) (*endlessAgent, e
 	}
 	base := "http://" + ln.Addr().String() + "/"
 	card := &a2a.AgentCard{
-		Name:                "endless",
-		Description:         "Appends 1 KiB chunks to one artifact without end (cmd/bridge-soak -abuse).",
+		Name:                name,
+		Description:         description,
 		Version:             "1.0.0",
 		SupportedInterfaces: []*a2a.AgentInterface{a2a.NewAgentInterface(base+"jsonrpc", a2a.TransportProtocolJSONRPC)},
 		Capabilities:        a2a.AgentCapabilities{Streaming: true},
 		DefaultInputModes:   []string{"text/plain"},
 		DefaultOutputModes:  []string{"text/plain"},
-		Skills:              []a2a.AgentSkill{{ID: "endless", Name: "Endless", Description: "Never stops talking.", Tags: []string{"soak"}}},
+		Skills:              []a2a.AgentSkill{{ID: name, Name: name, Description: description, Tags: []string{"soak"}}},
 	}
-	exec := agents.Endless{ChunkBytes: 1024, Interval: interval}
 	h := newDirectHandler(exec, a2asrv.NewHandler(exec, a2asrv.WithLogger(slog.New(slog.DiscardHandler))))
 	mux := http.NewServeMux()
 	mux.Handle("GET "+a2asrv.WellKnownAgentCardPath, a2asrv.NewStaticAgentCardHandler(card))

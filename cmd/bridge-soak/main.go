@@ -251,6 +251,13 @@ func soak(ctx context.Context, s settings) (*report, error) {
 		}
 		defer endless.Close()
 	}
+	var heavy *endlessAgent
+	if s.abuse.on && s.abuse.heavy > 0 {
+		if heavy, err = startHeavy(ctx); err != nil {
+			return nil, err
+		}
+		defer heavy.Close()
+	}
 	port, pprofPort := freePort(), freePort()
 	storeFile := filepath.Join(dir, "bridge.db")
 	var upstreams []upstream
@@ -259,6 +266,9 @@ func soak(ctx context.Context, s settings) (*report, error) {
 	}
 	if endless != nil {
 		upstreams = append(upstreams, upstream{endlessName, endless.url, s.abuse.endlessTimeout.String()})
+	}
+	if heavy != nil {
+		upstreams = append(upstreams, upstream{heavyName, heavy.url, ""})
 	}
 	cfg := bridgeConfig(s, port, storeFile, upstreams)
 	cfgFile := filepath.Join(dir, "bridge.yaml")
@@ -297,6 +307,7 @@ func soak(ctx context.Context, s settings) (*report, error) {
 	var ab *abuser
 	if s.abuse.on {
 		ab = newAbuser(base, s.abuse)
+		ab.cpu = func() float64 { return cpuSeconds(pid) }
 	}
 
 	// Warm up (every scenario once, and the abuse's paths), then the baseline.

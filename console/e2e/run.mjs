@@ -441,6 +441,56 @@ const scenarios = [
     },
   },
   {
+    name: 'console-hostile-a2ui',
+    what: 'issue 33: an A2UI data model at /__proto__ pollutes nothing, a fan-out surface draws a bounded number of nodes, an image elsewhere is never fetched',
+    async run({ page, bridge }) {
+      await openConsole(page, bridge);
+      const got = await page.evaluate(async () => {
+        const { renderSurfaces, MAX_NODES } = await import('/console/js/a2ui.js');
+        const host = document.createElement('div');
+        document.body.append(host);
+        host.append(...renderSurfaces([
+          { dataModelUpdate: { surfaceId: 'p8', path: '/__proto__', contents: [{ key: 'method', valueString: 'PUT' }] } },
+          { version: 'v0.9', updateDataModel: { surfaceId: 'p9', path: '/__proto__/polluted', value: true } },
+          { version: 'v0.9', updateDataModel: { surfaceId: 'p9', path: '/constructor/prototype/polluted2', value: true } },
+        ]));
+        // Rows each naming the next twice: 2^18 draws without a bound.
+        const rows = [];
+        for (let i = 0; i < 17; i++) rows.push({ id: `r${i}`, component: 'Row', children: [`r${i + 1}`, `r${i + 1}`] });
+        rows.push({ id: 'r17', component: 'Text', text: 'leaf' });
+        rows[0].id = 'root';
+        rows[1].id = 'r1';
+        const t0 = performance.now();
+        const [fan] = renderSurfaces([
+          { version: 'v0.9', createSurface: { surfaceId: 'fan', catalogId: 'c' } },
+          { version: 'v0.9', updateComponents: { surfaceId: 'fan', components: rows } },
+        ]);
+        host.append(fan);
+        const drawn = fan.querySelectorAll('[data-a2ui-kind]').length;
+        const ms = performance.now() - t0;
+        // An image an agent points elsewhere: the CSP must refuse it.
+        const img = await new Promise((resolve) => {
+          const el = document.createElement('img');
+          const done = (what) => resolve(what);
+          document.addEventListener('securitypolicyviolation', (e) => e.blockedURI.includes('169.254.169.254') && done('blocked by CSP'));
+          el.onload = () => done('loaded');
+          el.onerror = () => setTimeout(() => done('requested (no CSP violation)'), 500);
+          el.src = 'http://169.254.169.254/latest/meta-data/x.png';
+          document.body.append(el);
+        });
+        host.remove();
+        return { method: ({}).method, polluted: ({}).polluted, polluted2: ({}).polluted2, drawn, max: MAX_NODES,
+          truncated: fan.dataset.truncated, ms, img };
+      });
+      check(got.method === undefined && got.polluted === undefined && got.polluted2 === undefined,
+        `Object.prototype polluted: ${JSON.stringify(got)}`);
+      check(got.drawn <= got.max && got.truncated === 'true', `the fan-out drew ${got.drawn} nodes (bound ${got.max}), truncated=${got.truncated}`);
+      check(got.img === 'blocked by CSP', `the image at 169.254.169.254 was ${got.img}`);
+      // The console still works: its next request is a GET of the agent.
+      await pickAgent(page, 'streamer');
+    },
+  },
+  {
     name: 'console-approver-edit',
     what: 'approver: edit the call\'s arguments in the JSON text area, see the edited booking',
     async run({ page, bridge }) {

@@ -61,3 +61,21 @@ test('a surface continued in a later run renders from all its operations; only t
   assert.equal(s.components.get('root').props.text, 'two');
   assert.deepEqual(s.data, { x: 1 });
 });
+
+test('a data model path or key naming a prototype changes nothing outside the surface (issue 33 item 3)', () => {
+  const s = buildSurfaces([
+    { dataModelUpdate: { surfaceId: 'p8', path: '/__proto__', contents: [{ key: 'method', valueString: 'PUT' }] } },
+    { dataModelUpdate: { surfaceId: 'p8', path: '/', contents: [{ key: '__proto__', valueMap: [{ key: 'polluted8', valueBoolean: true }] },
+      { key: 'ok', valueString: 'kept' }] } },
+    { version: 'v0.9', updateDataModel: { surfaceId: 'p9', path: '/__proto__/polluted9', value: true } },
+    { version: 'v0.9', updateDataModel: { surfaceId: 'p9', path: '/constructor/prototype/polluted10', value: true } },
+    { version: 'v0.9', updateDataModel: { surfaceId: 'p9', path: '/a/__proto__/polluted11', value: true } },
+    { version: 'v0.9', updateDataModel: { surfaceId: 'p9', path: '/b', value: 1 } },
+  ]);
+  for (const k of ['method', 'polluted8', 'polluted9', 'polluted10', 'polluted11']) {
+    assert.equal(({})[k], undefined, `Object.prototype.${k} was set`);
+  }
+  assert.deepEqual(s.get('p8').data, { ok: 'kept' });
+  assert.equal(Object.getPrototypeOf(s.get('p8').data), Object.prototype);
+  assert.deepEqual(s.get('p9').data, { b: 1 });
+});

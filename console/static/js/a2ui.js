@@ -12,7 +12,7 @@
 // context}. Everything the agent sends is put in the page as text, and image
 // sources only with safe schemes.
 
-import { h, safeURL } from './render.js';
+import { h, inlineURL, safeURL } from './render.js';
 
 // surfaceIdOf names the surface an operation addresses.
 export function surfaceIdOf(op) {
@@ -62,7 +62,7 @@ export function buildSurfaces(operations) {
       const s = get(id, 'v0.8');
       const u = op.dataModelUpdate;
       const target = ensureObject(s.data, u.path ?? '/');
-      for (const entry of u.contents ?? []) if (entry?.key) target[entry.key] = v08Value(entry);
+      if (target) for (const entry of u.contents ?? []) if (safeKey(entry?.key)) target[entry.key] = v08Value(entry);
     } else if (op.updateDataModel) {
       const s = get(id, op.version);
       const u = op.updateDataModel;
@@ -84,7 +84,7 @@ function v08Value(entry) {
   if ('valueBoolean' in entry) return entry.valueBoolean;
   if (Array.isArray(entry.valueMap)) {
     const o = {};
-    for (const e of entry.valueMap) if (e?.key) o[e.key] = v08Value(e);
+    for (const e of entry.valueMap) if (safeKey(e?.key)) o[e.key] = v08Value(e);
     return o;
   }
   return null;
@@ -95,33 +95,49 @@ const segments = (path) => String(path ?? '').split('/').filter(Boolean).map((s)
 function getPath(data, path) {
   let cur = data;
   for (const seg of segments(path)) {
-    if (cur == null || typeof cur !== 'object') return undefined;
+    if (cur == null || typeof cur !== 'object' || !Object.hasOwn(cur, seg)) return undefined;
     cur = cur[seg];
   }
   return cur;
 }
 
+// A key naming a prototype is refused wherever the data model is written:
+// a dataModelUpdate at /__proto__ (or /constructor/prototype/x) made every
+// object of the page inherit the agent's keys for the tab's lifetime, so
+// that ({}).method === "PUT" and the console's next request went out as a
+// PUT (issue 33 item 3). (jsonpatch.js writes such a key as a plain own
+// property instead, which is safe there.)
+const UNSAFE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+const safeKey = (k) => typeof k === 'string' && k !== '' && !UNSAFE_KEYS.has(k);
+
+// child is the object at cur[seg], made one when cur has none of its own.
+function child(cur, seg) {
+  if (!Object.hasOwn(cur, seg) || !cur[seg] || typeof cur[seg] !== 'object') cur[seg] = {};
+  return cur[seg];
+}
+
+// setPath writes value (undefined: removes) at path; a path with an unsafe
+// segment changes nothing.
 function setPath(data, path, value) {
   const segs = segments(path);
+  if (!segs.every(safeKey)) return data;
   if (segs.length === 0) return value === undefined ? {} : value;
   const root = data && typeof data === 'object' ? data : {};
   let cur = root;
-  for (const seg of segs.slice(0, -1)) {
-    if (!cur[seg] || typeof cur[seg] !== 'object') cur[seg] = {};
-    cur = cur[seg];
-  }
+  for (const seg of segs.slice(0, -1)) cur = child(cur, seg);
   const last = segs[segs.length - 1];
   if (value === undefined) delete cur[last];
   else cur[last] = value;
   return root;
 }
 
+// ensureObject is the object at path, made where missing; null for a path
+// with an unsafe segment.
 function ensureObject(data, path) {
+  const segs = segments(path);
+  if (!segs.every(safeKey)) return null;
   let cur = data;
-  for (const seg of segments(path)) {
-    if (!cur[seg] || typeof cur[seg] !== 'object') cur[seg] = {};
-    cur = cur[seg];
-  }
+  for (const seg of segs) cur = child(cur, seg);
   return cur;
 }
 
@@ -197,9 +213,19 @@ function bindInput(s, ctx, bound, scope, el, read) {
 
 const HEADINGS = { h1: 'h2', h2: 'h3', h3: 'h4', h4: 'h5', h5: 'h6' };
 
+// MAX_NODES bounds the components one surface draws. Depth alone does not
+// bound the work: 46 nested Rows each naming the next twice (a 6.8 KB
+// event) asked for 2^46 draws and froze the tab (issue 33 item 4).
+export const MAX_NODES = 5000;
+
 function renderComponent(s, id, scope, ctx, depth) {
   const c = s.components.get(id);
   if (!c || depth > 40) return null; // not arrived yet, or a cycle
+  if (ctx.drawn >= MAX_NODES) {
+    ctx.truncated = true;
+    return null;
+  }
+  ctx.drawn++;
   const p = c.props;
   const kids = (spec) => children(s, spec, scope).map(([cid, sc]) => renderComponent(s, cid, sc, ctx, depth + 1));
   const one = (cid) => (cid ? renderComponent(s, cid, scope, ctx, depth + 1) : null);
@@ -212,8 +238,12 @@ function renderComponent(s, id, scope, ctx, depth) {
       return h(HEADINGS[hint] ?? (hint === 'caption' ? 'small' : 'p'), attrs, text(s, p.text, scope));
     }
     case 'Image': {
-      const src = safeURL(text(s, p.url, scope));
-      return src ? h('img', { ...attrs, src, alt: text(s, p.description ?? p.altText, scope) }) : null;
+      const url = safeURL(text(s, p.url, scope));
+      const alt = text(s, p.description ?? p.altText, scope);
+      if (!url) return null;
+      const src = inlineURL(url);
+      // An image elsewhere is a link, never loaded by the page (render.js inlineURL).
+      return src ? h('img', { ...attrs, src, alt }) : h('a', { ...attrs, href: url, target: '_blank', rel: 'noopener noreferrer' }, alt || url);
     }
     case 'Icon':
       return h('span', { ...attrs, title: text(s, p.name, scope) }, `[${text(s, p.name, scope)}]`);
@@ -314,14 +344,16 @@ export function renderSurfaces(operations, { onAction, inert = false, local } = 
     // The user's edits survive a redraw of the same activity.
     const saved = local?.get(s.id);
     if (saved) s.data = saved;
-    const ctx = { onAction: inert ? () => {} : onAction ?? (() => {}), changed: (x) => local?.set(x.id, x.data) };
+    const ctx = { onAction: inert ? () => {} : onAction ?? (() => {}), changed: (x) => local?.set(x.id, x.data), drawn: 0, truncated: false };
     if (s.deleted) {
       out.push(h('div', { class: 'a2ui-surface deleted muted', dataset: { surfaceId: s.id } }, `surface ${s.id} closed`));
       continue;
     }
     if (!s.ready) continue;
-    out.push(h('div', { class: `a2ui-surface${inert ? ' inert' : ''}`, dataset: { surfaceId: s.id, a2uiVersion: s.version }, inert },
-      renderComponent(s, s.root, '/', ctx, 0) ?? h('small', { class: 'muted' }, 'waiting for the surface’s components…')));
+    const drawn = renderComponent(s, s.root, '/', ctx, 0);
+    out.push(h('div', { class: `a2ui-surface${inert ? ' inert' : ''}`, dataset: { surfaceId: s.id, a2uiVersion: s.version, ...(ctx.truncated && { truncated: 'true' }) }, inert },
+      drawn ?? h('small', { class: 'muted' }, 'waiting for the surface’s components…'),
+      ctx.truncated ? h('small', { class: 'muted a2ui-truncated' }, `surface cut short: only its first ${MAX_NODES} components are drawn`) : null));
   }
   return out;
 }

@@ -25,6 +25,20 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+// inlineURL is u when the page may load it as an image: a data: or blob:
+// URL, or one on the bridge (the Content-Security-Policy allows no other
+// origin, so that an agent cannot make the console request arbitrary hosts).
+export function inlineURL(u) {
+  const href = safeURL(u);
+  if (!href) return null;
+  if (/^(data:|blob:)/i.test(href)) return href;
+  try {
+    return new URL(href, location.href).origin === location.origin ? href : null;
+  } catch {
+    return null;
+  }
+}
+
 export function safeURL(u) {
   return typeof u === 'string' && SAFE_URL.test(u.trim()) ? u.trim() : null;
 }
@@ -153,7 +167,7 @@ function renderItem(item, model, ctx) {
         return h('div', { class: 'file', dataset: { kind: 'file' } }, badge, h('span', { class: 'file-name' }, name),
           h('span', { class: 'muted' }, ` ${meta}${f.omitted ? ` — not inlined: ${f.omitted}` : ''}`));
       }
-      if (f.mediaType.startsWith('image/')) {
+      if (f.mediaType?.startsWith('image/') && inlineURL(href)) {
         return h('figure', { class: 'file image', dataset: { kind: 'file' } },
           h('img', { src: href, alt: name, loading: 'lazy' }),
           h('figcaption', {}, badge, h('a', { href, download: name, target: '_blank', rel: 'noopener noreferrer' }, name), meta ? ` · ${meta}` : ''));
