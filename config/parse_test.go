@@ -330,7 +330,7 @@ func TestParseSchemaErrors(t *testing.T) {
 			name: "unknown key in merged anchor",
 			yaml: "x-base: &base {url: 'http://a', retries: 3}\nagents: [{<<: *base, name: a}]",
 			want: []string{"x-base: unknown key; known keys: listen, store, server, agents, teams, log, tracing, auth, metrics, limits, redactKeys (line 1)",
-				"agents[0].retries: unknown key; known keys: name, url, card, description, headers, transports, timeouts, poll, statusText, interruptTTL, stateKey, a2ui, a2uiCatalogs, allow, auth, trust (line 1)"},
+				"agents[0].retries: unknown key; known keys: name, url, card, description, headers, transports, timeouts, poll, statusText, interruptTTL, stateKey, a2ui, adkReliability, a2uiCatalogs, allow, auth, trust (line 1)"},
 		},
 		{
 			name: "more than one document",
