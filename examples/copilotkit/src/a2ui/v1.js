@@ -1,12 +1,16 @@
 // A2UI v1.0 in front of a v0.9 renderer.
 //
 // @copilotkit/a2ui-renderer 1.74.0 (the newest) draws with @a2ui/web_core
-// 0.10.4, whose MessageProcessor takes `version: "v0.9"` messages only, and
-// no published renderer draws v1.0. v1.0 is v0.10 renamed; most of it is
-// v0.9 under a new version string. This module rewrites the v1.0 messages
-// that mean the same in v0.9 and refuses, with the reason, every message
-// that does not — so what the renderer draws is what the agent sent, or
-// nothing and a visible refusal.
+// 0.10.4's v0.9 MessageProcessor, and no published renderer draws v1.0.
+// That processor does not read the version field: it refuses a v1.0
+// surface only because it knows no v1.0 catalog ("Catalog not found"), and
+// given one it would read v1.0 messages with v0.9's meaning — ignore a
+// createSurface's inline components, store a data model value null that
+// v1.0 means as a deletion. v1.0 is v0.10 renamed; most of it is v0.9
+// under a new version string. This module rewrites the v1.0 messages that
+// mean the same in v0.9 and refuses, with the reason, every message that
+// does not — so what the renderer draws is what the agent sent, or nothing
+// and a visible refusal.
 //
 // What was compared (v0.9: @a2ui/web_core 0.10.4 src/v0_9/schemas; v1.0:
 // @a2ui/web_core 0.11.0 src/v1_0/schemas and a2ui-project/a2ui
