@@ -781,6 +781,28 @@ const scenarios = [
     },
   },
   {
+    name: 'copilotkit-a2ui-v1.0',
+    what: 'CopilotKit app: the planner\'s A2UI v1.0 card drawn by @copilotkit/a2ui-renderer through the example\'s v1.0 adapter (src/a2ui/v1.js); the user edits the note and confirms, the action goes out as {version: "v1.0", action}, reaches the agent, and the agent answers',
+    async run({ page, copilotkitURL }) {
+      await page.goto(`${copilotkitURL}/?agent=planner&view=a2ui`);
+      await page.getByRole('heading', { name: 'planner', exact: true }).waitFor();
+      await chat(page, 'Plan it');
+      await answered(page, 'Here is your plan.');
+      const surfaces = page.locator('[data-testid="copilot-message-list"] .a2ui-surface');
+      await surfaces.first().getByText('Plan (A2UI v1.0)').waitFor();
+      check((await page.locator('.a2ui-refused').count()) === 0, 'the adapter refused the planner\'s surface');
+      const note = surfaces.first().getByRole('textbox');
+      check((await note.inputValue()) === 'window seat', `the data model from the metadata-marked part: ${JSON.stringify(await note.inputValue())}`);
+      await page.screenshot({ path: path.join(shots, 'copilotkit-a2ui-v1.0.png') });
+      await note.fill('aisle');
+      const sent = page.waitForRequest((req) => req.method() === 'POST' && (req.postData() ?? '').includes('a2uiAction'));
+      await surfaces.first().getByRole('button', { name: 'Confirm' }).click();
+      const body = (await sent).postData();
+      check(/"a2uiAction":\{"version":"v1\.0","action":\{"name":"confirm"/.test(body), `the action should go out in v1.0's shape: ${body.slice(body.indexOf('a2uiAction'), body.indexOf('a2uiAction') + 200)}`);
+      await answered(page, 'Planner confirmed: aisle.');
+    },
+  },
+  {
     name: 'copilotkit-counter-stream',
     what: 'CopilotKit app: the counter streams through the runtime (numbers shown while it runs), 1 to 100 once each',
     async run({ page, copilotkitURL }) {

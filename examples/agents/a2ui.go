@@ -448,7 +448,8 @@ func (p Planner) Execute(ctx context.Context, ec *a2asrv.ExecutorContext) iter.S
 			v10("createSurface", map[string]any{"surfaceId": PlannerSurface, "catalogId": catalog}),
 			v10("updateComponents", map[string]any{"surfaceId": PlannerSurface, "components": []any{
 				map[string]any{"id": "root", "component": "Column", "children": []any{"title", "note", "confirm"}},
-				map[string]any{"id": "title", "component": "Text", "text": "Plan (A2UI v1.0)", "variant": "h3"},
+				// No "h3": v1.0's basic catalog has Text variants caption and body only.
+				map[string]any{"id": "title", "component": "Text", "text": "Plan (A2UI v1.0)"},
 				map[string]any{"id": "note", "component": "TextField", "label": "Note", "value": path("/note")},
 				map[string]any{"id": "confirm", "component": "Button", "child": "confirm-label", "variant": "primary",
 					"action": map[string]any{"event": map[string]any{"name": "confirm", "context": map[string]any{"note": path("/note")}}}},

@@ -2,24 +2,38 @@ import { CopilotChat, useAgent } from '@copilotkit/react-core/v2';
 import { basicCatalog } from '@copilotkit/a2ui-renderer';
 import { agentName, withParams } from '../config.js';
 import { useRunError } from '../components/useRunError.js';
+import { a2uiSurfaceRenderer } from '../a2ui/renderer.jsx';
+import { V10_BASIC_CATALOG } from '../a2ui/v1.js';
 
 // The bridge's A2UI agents this view links to. CopilotKit's renderer draws
 // A2UI v0.9 surfaces (it takes v0.8's message kinds but not v0.8's
-// component props), so the v0.9 agents come first.
-const A2UI_AGENTS = ['monitor', 'wizard', 'booker'];
+// component props); the planner's v1.0 surface goes through the adapter
+// of src/a2ui/v1.js.
+const A2UI_AGENTS = ['monitor', 'wizard', 'planner', 'booker'];
+
+// The renderers of a2ui-surface activities this view adds (a stable array,
+// as CopilotKit requires): CopilotKit's own with the v1.0 adapter in front.
+const renderActivityMessages = [a2uiSurfaceRenderer];
 
 // provider is what this view adds to the page's <CopilotKit> (src/main.jsx):
 // the catalog @copilotkit/a2ui-renderer renders with — with it, CopilotKit
-// draws every a2ui-surface activity the bridge sends in the chat, sends a
-// button's action back as forwardedProps.a2uiAction, and sets
+// sends a button's action back as forwardedProps.a2uiAction and sets
 // forwardedProps.a2uiCatalogAvailable, which tells the bridge this client
 // renders A2UI although its @ag-ui/client (0.0.59) sends no
-// protocolVersion — and the client's a2uiClientCapabilities (the A2UI
-// specification's declaration), which the bridge passes to the agent, so
-// the agent's surfaces name the catalog this renderer has.
+// protocolVersion; the surface renderer above; and the renderer's
+// capabilities (the A2UI specification's declaration, v1.0's name
+// a2uiRendererCapabilities; the bridge passes them to the agent under the
+// name its version reads), one entry per version drawn, so the agent's
+// surfaces name the catalog this page has.
 export const provider = {
   a2ui: { catalog: basicCatalog },
-  properties: { a2uiClientCapabilities: { 'v0.9': { supportedCatalogIds: [basicCatalog.id] } } },
+  renderActivityMessages,
+  properties: {
+    a2uiRendererCapabilities: {
+      'v1.0': { supportedCatalogIds: [V10_BASIC_CATALOG] },
+      'v0.9': { supportedCatalogIds: [basicCatalog.id] },
+    },
+  },
 };
 
 // A2UIView is <CopilotChat> with a bridge agent that answers with A2UI
