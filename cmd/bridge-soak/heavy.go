@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/a2a-agui-bridge/bridge/errcode"
 )
 
 // The CPU-heavy agent of issue 33 (agents.Heavy) under abuse: runs of its
@@ -27,7 +29,7 @@ var heavyShapes = []struct {
 	name    string
 	endings []string
 }{
-	{"parts", []string{"state_too_large"}},
+	{"parts", []string{errcode.StateTooLarge}},
 	{"deltas", []string{"finished"}},
 }
 
@@ -70,7 +72,7 @@ func (a *abuser) heavyWorker(ctx context.Context, k int) {
 		for _, e := range shape.endings {
 			ok = ok || e == ending
 		}
-		if !ok && ending != "rate_limited" {
+		if !ok && ending != errcode.RateLimited {
 			a.violate("heavy "+shape.name+" ending", fmt.Sprintf("thread %s ended with %s; want %v", thread, ending, shape.endings))
 		}
 	}
