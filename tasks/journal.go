@@ -1,11 +1,14 @@
 package tasks
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/a2a-agui-bridge/bridge/agui"
 )
 
 // journalWriter appends one run's events to the thread's journal, from a
@@ -28,6 +31,12 @@ type journalWriter struct {
 	mu      sync.Mutex
 	cond    *sync.Cond // signalled when the writer goes idle
 	pending []Entry
+	// merged counts the events merged into the one queued before them
+	// (see add), and lastIn is the driver's number of the last event
+	// numbered: an event's number in the journal is the driver's less
+	// merged, so the journal stays numbered without gaps.
+	merged int64
+	lastIn int64
 	// running says an append is in flight, on the caller's goroutine or
 	// on one of the writer's own (which runs only while there is something
 	// to append: an open stream to a slow agent costs none).
@@ -69,15 +78,38 @@ func newJournalWriter(ctx context.Context, store Store, key ThreadKey, outage ti
 // add queues entries; they are appended in order. The writer keeps
 // entries (the caller makes a new slice for each call): a writer that is
 // idle appends them as they are, without copying them into pending.
+//
+// While an append is in flight, the events that queue behind it are
+// merged where that changes nothing a client builds: consecutive
+// TEXT_MESSAGE_CONTENT deltas of one message become one delta, and
+// consecutive STATE_DELTA patches one patch (see mergeDeltas). The store
+// writes, and every reader encodes and parses, fewer events exactly when
+// the store is the bottleneck; an idle writer merges nothing, so nothing
+// waits for a merge. The journal holds the merged event, so a replay gives
+// what was shown live. The numbers that merged events leave unused are
+// taken back (renumber): the events after them move down.
 func (w *journalWriter) add(entries []Entry) {
 	if len(entries) == 0 {
 		return
 	}
 	w.mu.Lock()
 	if w.running {
-		w.pending = append(w.pending, entries...)
+		for _, e := range entries {
+			w.renumber(&e)
+			if n := len(w.pending); n > 0 {
+				if m, ok := mergeDeltas(w.pending[n-1], e); ok {
+					w.pending[n-1] = m
+					w.merged++
+					continue
+				}
+			}
+			w.pending = append(w.pending, e)
+		}
 		w.mu.Unlock()
 		return
+	}
+	for i := range entries {
+		w.renumber(&entries[i])
 	}
 	w.running = true
 	inline := w.inline
@@ -87,6 +119,89 @@ func (w *journalWriter) add(entries []Entry) {
 		return
 	}
 	go w.run(entries)
+}
+
+// renumber gives e, numbered by the driver, its number in the journal
+// (with w.mu held). An event already renumbered — the driver's terminal
+// event, numbered by renumbered and then queued when the store refused
+// the release — is left as it is.
+func (w *journalWriter) renumber(e *Entry) {
+	if e.Seq > w.lastIn {
+		w.lastIn = e.Seq
+		e.Seq -= w.merged
+	}
+}
+
+// renumbered returns e, numbered by the driver after the events given to
+// add, with its number in the journal: for an event written other than
+// through add (the terminal event, journaled with the thread's release).
+func (w *journalWriter) renumbered(e Entry) Entry {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.renumber(&e)
+	return e
+}
+
+// Prefixes of the events mergeDeltas merges, as agui.Marshal writes them
+// (the type first): anything else is told apart without decoding.
+var (
+	prefixTextContent = []byte(`{"type":"TEXT_MESSAGE_CONTENT",`)
+	prefixStateDelta  = []byte(`{"type":"STATE_DELTA",`)
+)
+
+// mergeDeltas returns the one event that shows what a then b show, when
+// there is one: two TEXT_MESSAGE_CONTENT events of the same message (the
+// deltas joined) or two STATE_DELTA events (the patches' operations one
+// after the other, which is how a client applies two patches), of the same
+// run and sub-agent run, without metadata (which the client folds per
+// event). The merged event keeps a's timestamp and b's terminal flag
+// (never set: neither is a terminal event).
+func mergeDeltas(a, b Entry) (Entry, bool) {
+	if a.RunID != b.RunID || a.Terminal || b.Terminal {
+		return a, false
+	}
+	text := bytes.HasPrefix(a.Event, prefixTextContent) && bytes.HasPrefix(b.Event, prefixTextContent)
+	state := bytes.HasPrefix(a.Event, prefixStateDelta) && bytes.HasPrefix(b.Event, prefixStateDelta)
+	if !text && !state {
+		return a, false
+	}
+	ea, err := agui.Decode(a.Event)
+	if err != nil {
+		return a, false
+	}
+	eb, err := agui.Decode(b.Event)
+	if err != nil {
+		return a, false
+	}
+	var merged agui.Event
+	switch x := ea.(type) {
+	case *agui.TextMessageContent:
+		y, ok := eb.(*agui.TextMessageContent)
+		if !ok || x.MessageID != y.MessageID || !mergeableBase(x.Base, y.Base) {
+			return a, false
+		}
+		x.Delta += y.Delta
+		merged = x
+	case *agui.StateDelta:
+		y, ok := eb.(*agui.StateDelta)
+		if !ok || !mergeableBase(x.Base, y.Base) {
+			return a, false
+		}
+		x.Delta = append(x.Delta, y.Delta...)
+		merged = x
+	default:
+		return a, false
+	}
+	enc, err := agui.Marshal(merged)
+	if err != nil {
+		return a, false
+	}
+	a.Event = enc
+	return a, true
+}
+
+func mergeableBase(a, b agui.Base) bool {
+	return a.Metadata == nil && b.Metadata == nil && a.SubagentRunID == b.SubagentRunID
 }
 
 // flush waits until everything queued so far is in the journal; it
