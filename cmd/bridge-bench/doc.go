@@ -42,7 +42,8 @@
 //     (stdin), so its CPU is the cost of receiving A2A and nothing else.
 //   - the bridge: `bridge serve` built from this module (go build
 //     ./cmd/bridge), with a generated config naming the agent and the
-//     embedded store in a temp dir (-store memory for the memory store). The
+//     embedded store in a temp dir (-store memory for the memory store, -store
+//     redis for the Redis store on a redis-server the bench starts). The
 //     driver posts RunAgentInput and reads the SSE itself.
 //   - the peer: bench/peer/server.mjs under node, @ag-ui/a2a 0.0.6 behind a
 //     small SSE server; skipped when node is not on PATH. The driver runs
