@@ -71,7 +71,9 @@
 //     artifact update; bridge: the first TEXT_MESSAGE_CONTENT; peer: the
 //     first RAW artifact-update or text chunk event);
 //   - chunk events per A2A chunk and events per run, since the targets do
-//     not emit the same events;
+//     not emit the same events (a text delta the bridge merged from chunks
+//     that queued behind a busy store counts each chunk it carries, and
+//     lowers the events per run);
 //   - the agent's and the driver's own CPU over the same phase, for context
 //     (on a small machine they share the cores with the target);
 //   - the ratios bridge/limit and peer/bridge of CPU per chunk.
