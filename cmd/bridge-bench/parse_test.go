@@ -368,7 +368,7 @@ func TestParseSettings(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"-targets", "limit,nope"},
-		{"-store", "redis"},
+		{"-store", "postgres"},
 		{"-mode", "fast"},
 		{"-shape", "burst"},
 		{"-agent", "python"},
