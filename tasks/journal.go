@@ -51,6 +51,11 @@ type journalWriter struct {
 	// one is done by the caller rather than handed to a goroutine.
 	inline      bool
 	inlineBelow time.Duration
+	// slow says the last append took inlineBelow or more (or failed): only
+	// then are queued deltas merged (see add). A store that answers within
+	// inlineBelow — the memory store — never has them merged, nor has any
+	// store before its first append was timed.
+	slow bool
 
 	// attempt is the context of appends to a healthy store, ending at
 	// attemptEnds (see attemptContext); used only by the append in flight.
@@ -85,7 +90,8 @@ func newJournalWriter(ctx context.Context, store Store, key ThreadKey, outage ti
 // consecutive STATE_DELTA patches one patch (see mergeDeltas). The store
 // writes, and every reader encodes and parses, fewer events exactly when
 // the store is the bottleneck; an idle writer merges nothing, so nothing
-// waits for a merge. The journal holds the merged event, so a replay gives
+// waits for a merge; nor does a fast store (see slow) have its events
+// merged. The journal holds the merged event, so a replay gives
 // what was shown live. The numbers that merged events leave unused are
 // taken back (renumber): the events after them move down.
 func (w *journalWriter) add(entries []Entry) {
@@ -96,7 +102,7 @@ func (w *journalWriter) add(entries []Entry) {
 	if w.running {
 		for _, e := range entries {
 			w.renumber(&e)
-			if n := len(w.pending); n > 0 {
+			if n := len(w.pending); n > 0 && w.slow {
 				if m, ok := mergeDeltas(w.pending[n-1], e); ok {
 					w.pending[n-1] = m
 					w.merged++
@@ -345,6 +351,7 @@ func (w *journalWriter) append(batch []Entry) {
 		w.err = err
 	}
 	w.inline = err == nil && !failed && took < w.inlineBelow
+	w.slow = !w.inline
 	w.mu.Unlock()
 	if err != nil {
 		w.log.Error("journal append failed for the whole outage budget; the run stops", "entries", len(batch), "err", err)

@@ -146,25 +146,34 @@ func TestJournalWriterMergesWhatQueued(t *testing.T) {
 	w := newJournalWriter(t.Context(), st, key, time.Second, slog.Default(), log.stored)
 	w.inlineBelow = 0
 
-	w.add([]Entry{textDelta(1, "m1", "a")}) // idle: in flight as it is
+	// A first append, timed: the store is slow (inlineBelow 0), so what
+	// queues from now on is merged.
+	w.add([]Entry{entry(1)})
 	<-st.entered
-	w.add([]Entry{textDelta(2, "m1", "b"), textDelta(3, "m1", "c")})
-	w.add([]Entry{textDelta(4, "m1", "d"), textDelta(5, "m2", "e"), entry(6)})
-	w.add([]Entry{stateDelta(7, "/x"), stateDelta(8, "/y"), textDelta(9, "m2", "f")})
+	st.gate <- struct{}{}
+	if err := w.flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	w.add([]Entry{textDelta(2, "m1", "a")}) // idle: in flight as it is
+	<-st.entered
+	w.add([]Entry{textDelta(3, "m1", "b"), textDelta(4, "m1", "c")})
+	w.add([]Entry{textDelta(5, "m1", "d"), textDelta(6, "m2", "e"), entry(7)})
+	w.add([]Entry{stateDelta(8, "/x"), stateDelta(9, "/y"), textDelta(10, "m2", "f")})
 	st.gate <- struct{}{}
 	<-st.entered
 	st.gate <- struct{}{}
 	if err := w.flush(); err != nil {
 		t.Fatal(err)
 	}
-	end := w.renumbered(Entry{Seq: 10, RunID: "r1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true})
-	if end.Seq != 7 {
-		t.Errorf("the terminal event numbered %d after the merges, want 7", end.Seq)
+	end := w.renumbered(Entry{Seq: 11, RunID: "r1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true})
+	if end.Seq != 8 {
+		t.Errorf("the terminal event numbered %d after the merges, want 8", end.Seq)
 	}
 	if again := w.renumbered(end); again.Seq != end.Seq {
 		t.Errorf("a renumbered event renumbered again: %d, want %d", again.Seq, end.Seq)
 	}
-	if want := [][]int64{{1}, {2, 3, 4, 5, 6}}; !slices.EqualFunc(log.got(), want, slices.Equal) {
+	if want := [][]int64{{1}, {2}, {3, 4, 5, 6, 7}}; !slices.EqualFunc(log.got(), want, slices.Equal) {
 		t.Fatalf("batches handed on %v, want %v", log.got(), want)
 	}
 	got, err := st.Read(t.Context(), key, 0, 0)
@@ -176,6 +185,7 @@ func TestJournalWriterMergesWhatQueued(t *testing.T) {
 		events = append(events, string(e.Event))
 	}
 	want := []string{
+		`{}`,
 		`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"a"}`,
 		`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"bcd"}`,
 		`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m2","delta":"e"}`,
@@ -189,7 +199,8 @@ func TestJournalWriterMergesWhatQueued(t *testing.T) {
 }
 
 // TestJournalWriterMergesNothingIdle: deltas given to an idle writer (no
-// append in flight) are written one event each, as they came.
+// append in flight) are written one event each, as they came; so are those
+// that queue behind an append to a fast store (the memory store's).
 func TestJournalWriterMergesNothingIdle(t *testing.T) {
 	st := store.NewMemoryStore()
 	key := ThreadKey{Agent: "a", ThreadID: "t"}
@@ -202,5 +213,21 @@ func TestJournalWriterMergesNothingIdle(t *testing.T) {
 	}
 	if got, _ := st.Read(t.Context(), key, 0, 0); len(got) != 3 {
 		t.Fatalf("%d events in the journal, want 3", len(got))
+	}
+
+	fast := &gatedStore{MemoryStore: store.NewMemoryStore(), entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	w = newJournalWriter(t.Context(), fast, key, time.Second, slog.Default(), nil)
+	w.inlineBelow = time.Hour // every append counts as fast
+	w.add([]Entry{textDelta(1, "m1", "x")})
+	<-fast.entered
+	w.add([]Entry{textDelta(2, "m1", "y"), textDelta(3, "m1", "z")})
+	fast.gate <- struct{}{}
+	<-fast.entered // what queued, as one batch
+	fast.gate <- struct{}{}
+	if err := w.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := fast.Read(t.Context(), key, 0, 0); len(got) != 3 {
+		t.Fatalf("%d events in the fast store's journal, want 3 (nothing merged)", len(got))
 	}
 }
