@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,6 +57,12 @@ type journalWriter struct {
 	// inlineBelow — the memory store — never has them merged, nor has any
 	// store before its first append was timed.
 	slow bool
+	// open is the last pending event while deltas are merged into it,
+	// kept decoded (its text in openText) so that each delta joining it is
+	// decoded alone: re-encoding a growing event for every delta would be
+	// quadratic. seal encodes it into pending before pending is taken.
+	open     agui.Event
+	openText strings.Builder
 
 	// attempt is the context of appends to a healthy store, ending at
 	// attemptEnds (see attemptContext); used only by the append in flight.
@@ -102,13 +109,11 @@ func (w *journalWriter) add(entries []Entry) {
 	if w.running {
 		for _, e := range entries {
 			w.renumber(&e)
-			if n := len(w.pending); n > 0 && w.slow {
-				if m, ok := mergeDeltas(w.pending[n-1], e); ok {
-					w.pending[n-1] = m
-					w.merged++
-					continue
-				}
+			if len(w.pending) > 0 && w.slow && w.merge(e) {
+				w.merged++
+				continue
 			}
+			w.seal()
 			w.pending = append(w.pending, e)
 		}
 		w.mu.Unlock()
@@ -148,62 +153,88 @@ func (w *journalWriter) renumbered(e Entry) Entry {
 	return e
 }
 
-// Prefixes of the events mergeDeltas merges, as agui.Marshal writes them
+// Prefixes of the events merge merges, as agui.Marshal writes them
 // (the type first): anything else is told apart without decoding.
 var (
 	prefixTextContent = []byte(`{"type":"TEXT_MESSAGE_CONTENT",`)
 	prefixStateDelta  = []byte(`{"type":"STATE_DELTA",`)
 )
 
-// mergeDeltas returns the one event that shows what a then b show, when
-// there is one: two TEXT_MESSAGE_CONTENT events of the same message (the
-// deltas joined) or two STATE_DELTA events (the patches' operations one
-// after the other, which is how a client applies two patches), of the same
-// run and sub-agent run, without metadata (which the client folds per
-// event). The merged event keeps a's timestamp and b's terminal flag
-// (never set: neither is a terminal event).
-func mergeDeltas(a, b Entry) (Entry, bool) {
-	if a.RunID != b.RunID || a.Terminal || b.Terminal {
-		return a, false
+// merge merges e into the last pending event when one event shows what
+// both show (with w.mu held): two TEXT_MESSAGE_CONTENT events of the same
+// message (the deltas joined) or two STATE_DELTA events (the patches'
+// operations one after the other, which is how a client applies two
+// patches), of the same run and sub-agent run, without metadata (which the
+// client folds per event). The merged event keeps the first one's
+// timestamp.
+func (w *journalWriter) merge(e Entry) bool {
+	last := &w.pending[len(w.pending)-1]
+	if last.RunID != e.RunID || last.Terminal || e.Terminal {
+		return false
 	}
-	text := bytes.HasPrefix(a.Event, prefixTextContent) && bytes.HasPrefix(b.Event, prefixTextContent)
-	state := bytes.HasPrefix(a.Event, prefixStateDelta) && bytes.HasPrefix(b.Event, prefixStateDelta)
-	if !text && !state {
-		return a, false
+	var prefix []byte
+	switch {
+	case bytes.HasPrefix(e.Event, prefixTextContent):
+		prefix = prefixTextContent
+	case bytes.HasPrefix(e.Event, prefixStateDelta):
+		prefix = prefixStateDelta
+	default:
+		return false
 	}
-	ea, err := agui.Decode(a.Event)
-	if err != nil {
-		return a, false
-	}
-	eb, err := agui.Decode(b.Event)
-	if err != nil {
-		return a, false
-	}
-	var merged agui.Event
-	switch x := ea.(type) {
-	case *agui.TextMessageContent:
-		y, ok := eb.(*agui.TextMessageContent)
-		if !ok || x.MessageID != y.MessageID || !mergeableBase(x.Base, y.Base) {
-			return a, false
+	if w.open == nil {
+		if !bytes.HasPrefix(last.Event, prefix) {
+			return false
 		}
-		x.Delta += y.Delta
-		merged = x
+		open, err := agui.Decode(last.Event)
+		if err != nil {
+			return false
+		}
+		w.open = open
+		w.openText.Reset()
+		if x, ok := open.(*agui.TextMessageContent); ok {
+			w.openText.WriteString(x.Delta)
+		}
+	}
+	next, err := agui.Decode(e.Event)
+	if err != nil {
+		return false
+	}
+	switch x := w.open.(type) {
+	case *agui.TextMessageContent:
+		y, ok := next.(*agui.TextMessageContent)
+		if !ok || x.MessageID != y.MessageID || !mergeableBase(x.Base, y.Base) {
+			return false
+		}
+		w.openText.WriteString(y.Delta)
 	case *agui.StateDelta:
-		y, ok := eb.(*agui.StateDelta)
+		y, ok := next.(*agui.StateDelta)
 		if !ok || !mergeableBase(x.Base, y.Base) {
-			return a, false
+			return false
 		}
 		x.Delta = append(x.Delta, y.Delta...)
-		merged = x
 	default:
-		return a, false
+		return false
 	}
-	enc, err := agui.Marshal(merged)
-	if err != nil {
-		return a, false
+	return true
+}
+
+// seal encodes the event deltas were merged into, if any, into its pending
+// entry (with w.mu held). An event that cannot be encoded stays as it was
+// before the merges, which are then lost; agui.Marshal fails only on
+// events the bridge never makes.
+func (w *journalWriter) seal() {
+	if w.open == nil {
+		return
 	}
-	a.Event = enc
-	return a, true
+	if x, ok := w.open.(*agui.TextMessageContent); ok {
+		x.Delta = w.openText.String()
+	}
+	if b, err := agui.Marshal(w.open); err == nil {
+		w.pending[len(w.pending)-1].Event = b
+	} else {
+		w.log.Error("encode merged deltas", "err", err)
+	}
+	w.open = nil
 }
 
 func mergeableBase(a, b agui.Base) bool {
@@ -268,6 +299,7 @@ func (w *journalWriter) run(batch []Entry) {
 	for {
 		w.append(batch)
 		w.mu.Lock()
+		w.seal()
 		batch = w.pending
 		w.pending = nil
 		if len(batch) == 0 {
