@@ -77,6 +77,37 @@ func (w *syncWatch) PutThreadAndAppend(ctx context.Context, th *tasks.Thread, en
 	return v, err
 }
 
+// Read and Wait make an entry visible only once the watch recorded it. The
+// embedded store shows an entry to its readers (and wakes its Waits) as its
+// commit returns, a moment before Append returns to the wrapper, which
+// records it: without this, a long poll woken in that moment would be
+// taken for a reader shown an event that was not on disk.
+func (w *syncWatch) Read(ctx context.Context, key tasks.ThreadKey, after int64, limit int) ([]tasks.Entry, error) {
+	entries, err := w.Store.Read(ctx, key, after, limit)
+	for i, e := range entries {
+		if !w.isSynced(key.ThreadID, e.Seq) {
+			return entries[:i], err
+		}
+	}
+	return entries, err
+}
+
+func (w *syncWatch) Wait(ctx context.Context, key tasks.ThreadKey, after int64) error {
+	for {
+		if err := w.Store.Wait(ctx, key, after); err != nil {
+			return err
+		}
+		if w.isSynced(key.ThreadID, after+1) {
+			return nil
+		}
+		select { // committed; Append is about to return and record it
+		case <-time.After(time.Millisecond):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // shown checks, as a reader is shown an event, that its commit returned.
 func (w *syncWatch) shown(t *testing.T, reader, thread string, seq int64) {
 	if seq <= 0 {
