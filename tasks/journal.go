@@ -52,11 +52,12 @@ type journalWriter struct {
 	// one is done by the caller rather than handed to a goroutine.
 	inline      bool
 	inlineBelow time.Duration
-	// slow says the last append took inlineBelow or more (or failed): only
-	// then are queued deltas merged (see add). A store that answers within
-	// inlineBelow — the memory store — never has them merged, nor has any
-	// store before its first append was timed.
-	slow bool
+	// slow says the last append took mergeAbove or more (or failed): only
+	// then are queued deltas merged (see add). A store that answers faster
+	// — the memory store — never has them merged, nor has any store
+	// before its first append was timed.
+	slow       bool
+	mergeAbove time.Duration
 	// open is the last pending event while deltas are merged into it,
 	// kept decoded (its text in openText) so that each delta joining it is
 	// decoded alone: re-encoding a growing event for every delta would be
@@ -81,8 +82,14 @@ type journalWriter struct {
 // meanwhile: that is what lets batches form.
 const appendInlineBelow = 20 * time.Microsecond
 
+// appendMergeAbove is what an append must cost for the deltas queued
+// behind the next one to be merged: a synced commit (0.2 ms and up) or a
+// network round trip, not the memory store's few microseconds, which the
+// race detector or a loaded machine can take past appendInlineBelow.
+const appendMergeAbove = 100 * time.Microsecond
+
 func newJournalWriter(ctx context.Context, store Store, key ThreadKey, outage time.Duration, log *slog.Logger, stored func([]Entry)) *journalWriter {
-	w := &journalWriter{store: store, key: key, log: log, ctx: ctx, stored: stored, outage: outage, inlineBelow: appendInlineBelow}
+	w := &journalWriter{store: store, key: key, log: log, ctx: ctx, stored: stored, outage: outage, inlineBelow: appendInlineBelow, mergeAbove: appendMergeAbove}
 	w.cond = sync.NewCond(&w.mu)
 	return w
 }
@@ -383,7 +390,7 @@ func (w *journalWriter) append(batch []Entry) {
 		w.err = err
 	}
 	w.inline = err == nil && !failed && took < w.inlineBelow
-	w.slow = !w.inline
+	w.slow = err != nil || failed || took >= w.mergeAbove
 	w.mu.Unlock()
 	if err != nil {
 		w.log.Error("journal append failed for the whole outage budget; the run stops", "entries", len(batch), "err", err)

@@ -144,9 +144,9 @@ func TestJournalWriterMergesWhatQueued(t *testing.T) {
 	var log batchLog
 	key := ThreadKey{Agent: "a", ThreadID: "t"}
 	w := newJournalWriter(t.Context(), st, key, time.Second, slog.Default(), log.stored)
-	w.inlineBelow = 0
+	w.inlineBelow, w.mergeAbove = 0, 0
 
-	// A first append, timed: the store is slow (inlineBelow 0), so what
+	// A first append, timed: the store is slow (mergeAbove 0), so what
 	// queues from now on is merged.
 	w.add([]Entry{entry(1)})
 	<-st.entered
@@ -217,7 +217,7 @@ func TestJournalWriterMergesNothingIdle(t *testing.T) {
 
 	fast := &gatedStore{MemoryStore: store.NewMemoryStore(), entered: make(chan struct{}, 1), gate: make(chan struct{})}
 	w = newJournalWriter(t.Context(), fast, key, time.Second, slog.Default(), nil)
-	w.inlineBelow = time.Hour // every append counts as fast
+	w.inlineBelow, w.mergeAbove = time.Hour, time.Hour // every append counts as fast
 	w.add([]Entry{textDelta(1, "m1", "x")})
 	<-fast.entered
 	w.add([]Entry{textDelta(2, "m1", "y"), textDelta(3, "m1", "z")})
