@@ -176,7 +176,7 @@ func NewMetrics() *Metrics {
 		}, []string{"agent"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bridge_agui_events_total",
-			Help: "AG-UI events the bridge produced (journaled and streamed), by agent and event type.",
+			Help: "AG-UI events the bridge produced (journaled and streamed), by agent and event type; text and state deltas as translated, before those that queued behind a busy store were merged.",
 		}, []string{"agent", "type"}),
 		a2aErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bridge_a2a_errors_total",

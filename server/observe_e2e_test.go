@@ -135,7 +135,16 @@ func TestMetricsAfterRealRuns(t *testing.T) {
 		perType[e.Type()] += 2
 	}
 	for typ, n := range perType {
-		if got := sample(m, "bridge_agui_events_total", "agent", "streamer", "type", string(typ)); got != n {
+		got := sample(m, "bridge_agui_events_total", "agent", "streamer", "type", string(typ))
+		if typ == agui.EventTextMessageContent || typ == agui.EventStateDelta {
+			// Counted as translated; a client may get fewer, merged
+			// while the store was busy.
+			if got < n {
+				t.Errorf("bridge_agui_events_total{streamer,%s} = %v, want at least %v", typ, got, n)
+			}
+			continue
+		}
+		if got != n {
 			t.Errorf("bridge_agui_events_total{streamer,%s} = %v, want %v", typ, got, n)
 		}
 	}

@@ -128,10 +128,31 @@ func wsEvents(t *testing.T, envs []envelope) []agui.Event {
 }
 
 // shape is an event sequence without what differs between two runs of the
-// same scenario (ids, timestamps): types, text and the terminal's outcome.
+// same scenario (ids, timestamps, and how deltas were merged while the
+// store was busy): types, text and the terminal's outcome. Consecutive
+// text deltas of one message are one line with their text joined, and
+// consecutive state deltas one line: the journal writer merges those that
+// queue behind an append in flight, which timing decides.
 func shape(events []agui.Event) string {
 	var b strings.Builder
+	var prev agui.Event
 	for _, e := range events {
+		switch e := e.(type) {
+		case *agui.TextMessageContent:
+			if p, ok := prev.(*agui.TextMessageContent); ok && p.MessageID == e.MessageID {
+				trimmed := strings.TrimSuffix(b.String(), "\n")
+				b.Reset()
+				b.WriteString(trimmed + e.Delta + "\n")
+				prev = e
+				continue
+			}
+		case *agui.StateDelta:
+			if _, ok := prev.(*agui.StateDelta); ok {
+				prev = e
+				continue
+			}
+		}
+		prev = e
 		b.WriteString(string(e.Type()))
 		switch e := e.(type) {
 		case *agui.TextMessageContent:

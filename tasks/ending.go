@@ -122,7 +122,7 @@ func (d *driver) emit(events []agui.Event) {
 				d.outcome, d.code = OutcomeError, f.Code
 			}
 		}
-		d.finalize(entries[n-1])
+		d.finalize(d.journal.renumbered(entries[n-1]))
 		return
 	}
 	d.journal.add(entries)

@@ -1,11 +1,15 @@
 package tasks
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/a2a-agui-bridge/bridge/agui"
 )
 
 // journalWriter appends one run's events to the thread's journal, from a
@@ -28,6 +32,12 @@ type journalWriter struct {
 	mu      sync.Mutex
 	cond    *sync.Cond // signalled when the writer goes idle
 	pending []Entry
+	// merged counts the events merged into the one queued before them
+	// (see add), and lastIn is the driver's number of the last event
+	// numbered: an event's number in the journal is the driver's less
+	// merged, so the journal stays numbered without gaps.
+	merged int64
+	lastIn int64
 	// running says an append is in flight, on the caller's goroutine or
 	// on one of the writer's own (which runs only while there is something
 	// to append: an open stream to a slow agent costs none).
@@ -42,6 +52,18 @@ type journalWriter struct {
 	// one is done by the caller rather than handed to a goroutine.
 	inline      bool
 	inlineBelow time.Duration
+	// slow says the last append took mergeAbove or more (or failed): only
+	// then are queued deltas merged (see add). A store that answers faster
+	// — the memory store — never has them merged, nor has any store
+	// before its first append was timed.
+	slow       bool
+	mergeAbove time.Duration
+	// open is the last pending event while deltas are merged into it,
+	// kept decoded (its text in openText) so that each delta joining it is
+	// decoded alone: re-encoding a growing event for every delta would be
+	// quadratic. seal encodes it into pending before pending is taken.
+	open     agui.Event
+	openText strings.Builder
 
 	// attempt is the context of appends to a healthy store, ending at
 	// attemptEnds (see attemptContext); used only by the append in flight.
@@ -60,8 +82,14 @@ type journalWriter struct {
 // meanwhile: that is what lets batches form.
 const appendInlineBelow = 20 * time.Microsecond
 
+// appendMergeAbove is what an append must cost for the deltas queued
+// behind the next one to be merged: a synced commit (0.2 ms and up) or a
+// network round trip, not the memory store's few microseconds, which the
+// race detector or a loaded machine can take past appendInlineBelow.
+const appendMergeAbove = 100 * time.Microsecond
+
 func newJournalWriter(ctx context.Context, store Store, key ThreadKey, outage time.Duration, log *slog.Logger, stored func([]Entry)) *journalWriter {
-	w := &journalWriter{store: store, key: key, log: log, ctx: ctx, stored: stored, outage: outage, inlineBelow: appendInlineBelow}
+	w := &journalWriter{store: store, key: key, log: log, ctx: ctx, stored: stored, outage: outage, inlineBelow: appendInlineBelow, mergeAbove: appendMergeAbove}
 	w.cond = sync.NewCond(&w.mu)
 	return w
 }
@@ -69,15 +97,37 @@ func newJournalWriter(ctx context.Context, store Store, key ThreadKey, outage ti
 // add queues entries; they are appended in order. The writer keeps
 // entries (the caller makes a new slice for each call): a writer that is
 // idle appends them as they are, without copying them into pending.
+//
+// While an append is in flight, the events that queue behind it are
+// merged where that changes nothing a client builds: consecutive
+// TEXT_MESSAGE_CONTENT deltas of one message become one delta, and
+// consecutive STATE_DELTA patches one patch (see mergeDeltas). The store
+// writes, and every reader encodes and parses, fewer events exactly when
+// the store is the bottleneck; an idle writer merges nothing, so nothing
+// waits for a merge; nor does a fast store (see slow) have its events
+// merged. The journal holds the merged event, so a replay gives
+// what was shown live. The numbers that merged events leave unused are
+// taken back (renumber): the events after them move down.
 func (w *journalWriter) add(entries []Entry) {
 	if len(entries) == 0 {
 		return
 	}
 	w.mu.Lock()
 	if w.running {
-		w.pending = append(w.pending, entries...)
+		for _, e := range entries {
+			w.renumber(&e)
+			if len(w.pending) > 0 && w.slow && w.merge(e) {
+				w.merged++
+				continue
+			}
+			w.seal()
+			w.pending = append(w.pending, e)
+		}
 		w.mu.Unlock()
 		return
+	}
+	for i := range entries {
+		w.renumber(&entries[i])
 	}
 	w.running = true
 	inline := w.inline
@@ -87,6 +137,115 @@ func (w *journalWriter) add(entries []Entry) {
 		return
 	}
 	go w.run(entries)
+}
+
+// renumber gives e, numbered by the driver, its number in the journal
+// (with w.mu held). An event already renumbered — the driver's terminal
+// event, numbered by renumbered and then queued when the store refused
+// the release — is left as it is.
+func (w *journalWriter) renumber(e *Entry) {
+	if e.Seq > w.lastIn {
+		w.lastIn = e.Seq
+		e.Seq -= w.merged
+	}
+}
+
+// renumbered returns e, numbered by the driver after the events given to
+// add, with its number in the journal: for an event written other than
+// through add (the terminal event, journaled with the thread's release).
+func (w *journalWriter) renumbered(e Entry) Entry {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.renumber(&e)
+	return e
+}
+
+// Prefixes of the events merge merges, as agui.Marshal writes them
+// (the type first): anything else is told apart without decoding.
+var (
+	prefixTextContent = []byte(`{"type":"TEXT_MESSAGE_CONTENT",`)
+	prefixStateDelta  = []byte(`{"type":"STATE_DELTA",`)
+)
+
+// merge merges e into the last pending event when one event shows what
+// both show (with w.mu held): two TEXT_MESSAGE_CONTENT events of the same
+// message (the deltas joined) or two STATE_DELTA events (the patches'
+// operations one after the other, which is how a client applies two
+// patches), of the same run and sub-agent run, without metadata (which the
+// client folds per event). The merged event keeps the first one's
+// timestamp.
+func (w *journalWriter) merge(e Entry) bool {
+	last := &w.pending[len(w.pending)-1]
+	if last.RunID != e.RunID || last.Terminal || e.Terminal {
+		return false
+	}
+	var prefix []byte
+	switch {
+	case bytes.HasPrefix(e.Event, prefixTextContent):
+		prefix = prefixTextContent
+	case bytes.HasPrefix(e.Event, prefixStateDelta):
+		prefix = prefixStateDelta
+	default:
+		return false
+	}
+	if w.open == nil {
+		if !bytes.HasPrefix(last.Event, prefix) {
+			return false
+		}
+		open, err := agui.Decode(last.Event)
+		if err != nil {
+			return false
+		}
+		w.open = open
+		w.openText.Reset()
+		if x, ok := open.(*agui.TextMessageContent); ok {
+			w.openText.WriteString(x.Delta)
+		}
+	}
+	next, err := agui.Decode(e.Event)
+	if err != nil {
+		return false
+	}
+	switch x := w.open.(type) {
+	case *agui.TextMessageContent:
+		y, ok := next.(*agui.TextMessageContent)
+		if !ok || x.MessageID != y.MessageID || !mergeableBase(x.Base, y.Base) {
+			return false
+		}
+		w.openText.WriteString(y.Delta)
+	case *agui.StateDelta:
+		y, ok := next.(*agui.StateDelta)
+		if !ok || !mergeableBase(x.Base, y.Base) {
+			return false
+		}
+		x.Delta = append(x.Delta, y.Delta...)
+	default:
+		return false
+	}
+	return true
+}
+
+// seal encodes the event deltas were merged into, if any, into its pending
+// entry (with w.mu held). An event that cannot be encoded stays as it was
+// before the merges, which are then lost; agui.Marshal fails only on
+// events the bridge never makes.
+func (w *journalWriter) seal() {
+	if w.open == nil {
+		return
+	}
+	if x, ok := w.open.(*agui.TextMessageContent); ok {
+		x.Delta = w.openText.String()
+	}
+	if b, err := agui.Marshal(w.open); err == nil {
+		w.pending[len(w.pending)-1].Event = b
+	} else {
+		w.log.Error("encode merged deltas", "err", err)
+	}
+	w.open = nil
+}
+
+func mergeableBase(a, b agui.Base) bool {
+	return a.Metadata == nil && b.Metadata == nil && a.SubagentRunID == b.SubagentRunID
 }
 
 // flush waits until everything queued so far is in the journal; it
@@ -147,6 +306,7 @@ func (w *journalWriter) run(batch []Entry) {
 	for {
 		w.append(batch)
 		w.mu.Lock()
+		w.seal()
 		batch = w.pending
 		w.pending = nil
 		if len(batch) == 0 {
@@ -232,6 +392,7 @@ func (w *journalWriter) append(batch []Entry) {
 		w.err = err
 	}
 	w.inline = err == nil && !failed && took < w.inlineBelow
+	w.slow = err != nil || failed || took >= w.mergeAbove
 	w.mu.Unlock()
 	if err != nil {
 		w.log.Error("journal append failed for the whole outage budget; the run stops", "entries", len(batch), "err", err)

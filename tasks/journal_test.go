@@ -2,12 +2,15 @@ package tasks
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
@@ -118,5 +121,113 @@ func TestJournalWriterMakesFastAppendsItself(t *testing.T) {
 	got := log.got()
 	if len(got) != 50 || got[49][0] != 50 {
 		t.Fatalf("batches handed on: %v", got)
+	}
+}
+
+func textDelta(seq int64, msg, delta string) Entry {
+	b, _ := agui.Marshal(&agui.TextMessageContent{MessageID: msg, Delta: delta})
+	return Entry{Seq: seq, RunID: "r1", Event: b}
+}
+
+func stateDelta(seq int64, path string) Entry {
+	b, _ := agui.Marshal(&agui.StateDelta{Delta: []agui.PatchOp{{Op: "add", Path: path, Value: json.RawMessage(`1`)}}})
+	return Entry{Seq: seq, RunID: "r1", Event: b}
+}
+
+// TestJournalWriterMergesWhatQueued: the deltas that queue while an append
+// is in flight are merged — consecutive text deltas of one message into
+// one, consecutive state patches into one — and the journal stays numbered
+// without gaps, the terminal event (written with the release) included.
+// What an idle writer is given is written as it is.
+func TestJournalWriterMergesWhatQueued(t *testing.T) {
+	st := &gatedStore{MemoryStore: store.NewMemoryStore(), entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	var log batchLog
+	key := ThreadKey{Agent: "a", ThreadID: "t"}
+	w := newJournalWriter(t.Context(), st, key, time.Second, slog.Default(), log.stored)
+	w.inlineBelow, w.mergeAbove = 0, 0
+
+	// A first append, timed: the store is slow (mergeAbove 0), so what
+	// queues from now on is merged.
+	w.add([]Entry{entry(1)})
+	<-st.entered
+	st.gate <- struct{}{}
+	if err := w.flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	w.add([]Entry{textDelta(2, "m1", "a")}) // idle: in flight as it is
+	<-st.entered
+	w.add([]Entry{textDelta(3, "m1", "b"), textDelta(4, "m1", "c")})
+	w.add([]Entry{textDelta(5, "m1", "d"), textDelta(6, "m2", "e"), entry(7)})
+	w.add([]Entry{stateDelta(8, "/x"), stateDelta(9, "/y"), textDelta(10, "m2", "f")})
+	st.gate <- struct{}{}
+	<-st.entered
+	st.gate <- struct{}{}
+	if err := w.flush(); err != nil {
+		t.Fatal(err)
+	}
+	end := w.renumbered(Entry{Seq: 11, RunID: "r1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true})
+	if end.Seq != 8 {
+		t.Errorf("the terminal event numbered %d after the merges, want 8", end.Seq)
+	}
+	if again := w.renumbered(end); again.Seq != end.Seq {
+		t.Errorf("a renumbered event renumbered again: %d, want %d", again.Seq, end.Seq)
+	}
+	if want := [][]int64{{1}, {2}, {3, 4, 5, 6, 7}}; !slices.EqualFunc(log.got(), want, slices.Equal) {
+		t.Fatalf("batches handed on %v, want %v", log.got(), want)
+	}
+	got, err := st.Read(t.Context(), key, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var events []string
+	for _, e := range got {
+		events = append(events, string(e.Event))
+	}
+	want := []string{
+		`{}`,
+		`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"a"}`,
+		`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"bcd"}`,
+		`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m2","delta":"e"}`,
+		`{}`,
+		`{"type":"STATE_DELTA","delta":[{"op":"add","path":"/x","value":1},{"op":"add","path":"/y","value":1}]}`,
+		`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m2","delta":"f"}`,
+	}
+	if !slices.Equal(events, want) {
+		t.Fatalf("journal:\n%s\nwant:\n%s", strings.Join(events, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestJournalWriterMergesNothingIdle: deltas given to an idle writer (no
+// append in flight) are written one event each, as they came; so are those
+// that queue behind an append to a fast store (the memory store's).
+func TestJournalWriterMergesNothingIdle(t *testing.T) {
+	st := store.NewMemoryStore()
+	key := ThreadKey{Agent: "a", ThreadID: "t"}
+	w := newJournalWriter(t.Context(), st, key, time.Second, slog.Default(), nil)
+	for i := range int64(3) {
+		w.add([]Entry{textDelta(i+1, "m1", "x")})
+		if err := w.flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := st.Read(t.Context(), key, 0, 0); len(got) != 3 {
+		t.Fatalf("%d events in the journal, want 3", len(got))
+	}
+
+	fast := &gatedStore{MemoryStore: store.NewMemoryStore(), entered: make(chan struct{}, 1), gate: make(chan struct{})}
+	w = newJournalWriter(t.Context(), fast, key, time.Second, slog.Default(), nil)
+	w.inlineBelow, w.mergeAbove = time.Hour, time.Hour // every append counts as fast
+	w.add([]Entry{textDelta(1, "m1", "x")})
+	<-fast.entered
+	w.add([]Entry{textDelta(2, "m1", "y"), textDelta(3, "m1", "z")})
+	fast.gate <- struct{}{}
+	<-fast.entered // what queued, as one batch
+	fast.gate <- struct{}{}
+	if err := w.flush(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := fast.Read(t.Context(), key, 0, 0); len(got) != 3 {
+		t.Fatalf("%d events in the fast store's journal, want 3 (nothing merged)", len(got))
 	}
 }

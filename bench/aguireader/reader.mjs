@@ -78,11 +78,16 @@ process.on('unhandledRejection', (err) => {
 /** Unix time in microseconds on the wall clock the Go side stamps with (see ../wallclock.mjs). */
 const nowMicros = wallMicros;
 
-/** The agent's stamp in a chunk text "w<i>@<µs> ", or NaN. */
-function stampOf(text) {
-  if (typeof text !== 'string') return NaN;
-  const at = text.indexOf('@');
-  return at < 0 ? NaN : Number(text.slice(at + 1).trimEnd());
+/**
+ * The agent's stamps in a text of chunks "w<i>@<µs> ": one for a chunk as
+ * the agent sent it, several for text deltas the bridge merged while its
+ * store was busy (one event carrying several chunks). A text without a
+ * stamp is one chunk (NaN: no latency sample).
+ */
+function stampsOf(text) {
+  if (typeof text !== 'string') return [NaN];
+  const stamps = [...text.matchAll(/w\d+@(\d+)/g)].map((m) => Number(m[1]));
+  return stamps.length > 0 ? stamps : [NaN];
 }
 
 /** What one chunk-bearing AG-UI event carries as text, for the kind; undefined if it is not one. */
@@ -118,10 +123,11 @@ async function aguiRun(latency) {
           if (event.type === 'RUN_ERROR') runError = `RUN_ERROR ${event.code}: ${event.message}`;
           const text = chunkText(event);
           if (text === undefined) return;
-          o.chunks++;
+          const stamps = stampsOf(text);
+          o.chunks += stamps.length;
           if (o.ttfeNs === 0) o.ttfeNs = Number(process.hrtime.bigint() - start);
-          const stamp = stampOf(text);
-          if (latency && Number.isFinite(stamp)) latency.push(nowMicros() - stamp);
+          const now = nowMicros();
+          for (const stamp of stamps) if (latency && Number.isFinite(stamp)) latency.push(now - stamp);
         },
       },
     );
@@ -165,7 +171,7 @@ function a2aRun(latency) {
         if (r.artifactUpdate) {
           o.chunks++;
           if (o.ttfeNs === 0) o.ttfeNs = Number(process.hrtime.bigint() - start);
-          const stamp = stampOf(r.artifactUpdate.artifact?.parts?.[0]?.text);
+          const [stamp] = stampsOf(r.artifactUpdate.artifact?.parts?.[0]?.text);
           if (latency && Number.isFinite(stamp)) latency.push(nowMicros() - stamp);
         } else if (r.statusUpdate) state = r.statusUpdate.status?.state ?? state;
         else if (r.task) state = r.task.status?.state ?? state;

@@ -225,10 +225,31 @@ func stampChunk(text string, t time.Time) string {
 // event that carries one, as JSON) and returns the microseconds, or false
 // when there is none.
 func chunkStamp(data []byte) (int64, bool) {
+	us, _, ok := nextStamp(data)
+	return us, ok
+}
+
+// chunkStamps finds every stamp in data: one per chunk the agent sent, so
+// several in a text delta the bridge merged from chunks that queued while
+// its store was busy.
+func chunkStamps(data []byte) []int64 {
+	var out []int64
+	for {
+		us, end, ok := nextStamp(data)
+		if !ok {
+			return out
+		}
+		out = append(out, us)
+		data = data[end:]
+	}
+}
+
+// nextStamp finds the first stamp in data and where it ends.
+func nextStamp(data []byte) (us int64, end int, ok bool) {
 	for i := 0; i < len(data); i++ {
 		at := bytes.IndexByte(data[i:], '@')
 		if at < 0 {
-			return 0, false
+			return 0, 0, false
 		}
 		at += i
 		i = at
@@ -247,8 +268,8 @@ func chunkStamp(data []byte) (int64, bool) {
 			k++
 		}
 		if k > at+1 {
-			return us, true
+			return us, k, true
 		}
 	}
-	return 0, false
+	return 0, 0, false
 }

@@ -42,7 +42,8 @@
 //     (stdin), so its CPU is the cost of receiving A2A and nothing else.
 //   - the bridge: `bridge serve` built from this module (go build
 //     ./cmd/bridge), with a generated config naming the agent and the
-//     embedded store in a temp dir (-store memory for the memory store). The
+//     embedded store in a temp dir (-store memory for the memory store, -store
+//     redis for the Redis store on a redis-server the bench starts). The
 //     driver posts RunAgentInput and reads the SSE itself.
 //   - the peer: bench/peer/server.mjs under node, @ag-ui/a2a 0.0.6 behind a
 //     small SSE server; skipped when node is not on PATH. The driver runs
@@ -70,7 +71,9 @@
 //     artifact update; bridge: the first TEXT_MESSAGE_CONTENT; peer: the
 //     first RAW artifact-update or text chunk event);
 //   - chunk events per A2A chunk and events per run, since the targets do
-//     not emit the same events;
+//     not emit the same events (a text delta the bridge merged from chunks
+//     that queued behind a busy store counts each chunk it carries, and
+//     lowers the events per run);
 //   - the agent's and the driver's own CPU over the same phase, for context
 //     (on a small machine they share the cores with the target);
 //   - the ratios bridge/limit and peer/bridge of CPU per chunk.

@@ -203,12 +203,16 @@ func (t *sseTarget) run(ctx context.Context) outcome {
 		o.events++
 		switch class {
 		case classChunk:
-			o.chunks++
+			// An event may carry several chunks: the bridge merges text
+			// deltas that queued while its store was busy.
+			stamps := chunkStamps(data)
+			o.chunks += int64(max(len(stamps), 1))
 			if o.ttfe == 0 {
 				o.ttfe = time.Since(start)
 			}
-			if stamp, ok := chunkStamp(data); ok {
-				o.latency = append(o.latency, time.Now().UnixMicro()-stamp)
+			now := time.Now().UnixMicro()
+			for _, stamp := range stamps {
+				o.latency = append(o.latency, now-stamp)
 			}
 		case classError:
 			runError = desc

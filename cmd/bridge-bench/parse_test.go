@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -367,7 +368,7 @@ func TestParseSettings(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"-targets", "limit,nope"},
-		{"-store", "redis"},
+		{"-store", "postgres"},
 		{"-mode", "fast"},
 		{"-shape", "burst"},
 		{"-agent", "python"},
@@ -380,5 +381,17 @@ func TestParseSettings(t *testing.T) {
 		if _, err := parseSettings(bad, io.Discard); err == nil {
 			t.Errorf("parseSettings(%q) did not fail", bad)
 		}
+	}
+}
+
+// TestChunkStamps: a text delta the bridge merged from several chunks
+// carries each chunk's stamp, and each counts.
+func TestChunkStamps(t *testing.T) {
+	got := chunkStamps([]byte(`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"w1@100 w2@200 w3@300 "}`))
+	if !slices.Equal(got, []int64{100, 200, 300}) {
+		t.Errorf("chunkStamps = %v, want [100 200 300]", got)
+	}
+	if got := chunkStamps([]byte(`{"delta":"no stamp"}`)); len(got) != 0 {
+		t.Errorf("chunkStamps of a text without a stamp = %v", got)
 	}
 }

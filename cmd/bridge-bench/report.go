@@ -63,10 +63,10 @@ type targetResult struct {
 	WarmupFailed      int     `json:"warmupFailed,omitempty"`
 	WarmupError       string  `json:"warmupError,omitempty"`
 	A2AChunks         int64   `json:"a2aChunks"`         // runs × chunks the agent sent
-	ChunkEvents       int64   `json:"chunkEvents"`       // events that carried a chunk
+	ChunkEvents       int64   `json:"chunkEvents"`       // chunks the events carried (a text delta the bridge merged counts each of its chunks)
 	Events            int64   `json:"events"`            // every event of every run
 	EventsPerRun      float64 `json:"eventsPerRun"`      // all events, per run
-	ChunkEventsPerA2A float64 `json:"chunkEventsPerA2A"` // events carrying a chunk, per A2A chunk
+	ChunkEventsPerA2A float64 `json:"chunkEventsPerA2A"` // ChunkEvents per A2A chunk: 1 unless chunks were lost or repeated
 	WallSeconds       float64 `json:"wallSeconds"`
 	ChunksPerSecond   float64 `json:"chunksPerSecond"`
 	usage                     // the translating process: CPU over the phase, peak RSS over its life

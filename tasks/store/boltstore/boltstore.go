@@ -546,8 +546,12 @@ func (s *BoltStore) DeleteThread(ctx context.Context, key ThreadKey, version int
 
 // Append implements Store. Appends to any threads that arrive while a
 // commit is in flight are committed together in the next one (group
-// commit): one fsync serves every run streaming at that moment, instead of
-// each run paying its own.
+// commit): one transaction and one fsync serve every run streaming at that
+// moment, instead of each run paying its own. The next commit starts as
+// soon as the previous one ends, with no delay to gather more, so a lone
+// append costs what it did before grouping. Append returns only once the
+// commit holding its entries returned: the caller shows them to no client
+// earlier, so a crash takes back nothing a client saw.
 func (s *BoltStore) Append(ctx context.Context, key ThreadKey, entries ...Entry) error {
 	if len(entries) == 0 {
 		return nil
@@ -561,8 +565,14 @@ func (s *BoltStore) Append(ctx context.Context, key ThreadKey, entries ...Entry)
 	lead := !s.committing
 	s.committing = true
 	s.groupMu.Unlock()
-	if lead {
-		s.commitGroups()
+	if lead && s.commitGroup() {
+		// The caller committed the group holding its own entries; the
+		// groups that formed meanwhile go on without it. A caller that
+		// stayed to commit them would not return while other runs keep
+		// appending, and its run's events, not yet shown to anyone, would
+		// wait behind every other run's (the latency tail of the embedded
+		// store before this).
+		go s.commitGroups()
 	}
 	select {
 	case err := <-req.done:
@@ -582,42 +592,50 @@ type appendRequest struct {
 	done    chan error
 }
 
-// commitGroups commits the waiting appends, group after group, until none
-// is left; one caller at a time runs it (the one that found no commit in
-// flight). An append whose numbering conflicts fails alone.
+// commitGroups commits group after group until none waits.
 func (s *BoltStore) commitGroups() {
-	for {
-		s.groupMu.Lock()
-		group := s.group
-		s.group = nil
-		if len(group) == 0 {
-			s.committing = false
-			s.groupMu.Unlock()
-			return
-		}
-		s.groupMu.Unlock()
-		failed := make([]error, len(group))
-		err := s.update(func(tx *bbolt.Tx) error {
-			for i, r := range group {
-				failed[i] = appendIn(tx, r.key, r.entries, r.vals)
-				if failed[i] != nil && !errors.Is(failed[i], ErrConflict) {
-					return failed[i]
-				}
-			}
-			return nil
-		})
+	for s.commitGroup() {
+	}
+}
+
+// commitGroup commits the appends waiting now in one transaction and
+// reports whether more arrived meanwhile, in which case the caller must
+// commit them (committing stays set); otherwise committing is cleared.
+// One goroutine at a time runs it: the one that set committing. An append
+// whose numbering conflicts fails alone.
+func (s *BoltStore) commitGroup() (more bool) {
+	s.groupMu.Lock()
+	group := s.group
+	s.group = nil
+	s.groupMu.Unlock()
+	failed := make([]error, len(group))
+	err := s.update(func(tx *bbolt.Tx) error {
 		for i, r := range group {
-			switch {
-			case err != nil:
-				r.done <- fmt.Errorf("tasks: append to journal %s: %w", r.key, err)
-			case failed[i] != nil:
-				r.done <- failed[i]
-			default:
-				s.notify(r.key) // after the commit, so a woken Wait finds the entries
-				r.done <- nil
+			failed[i] = appendIn(tx, r.key, r.entries, r.vals)
+			if failed[i] != nil && !errors.Is(failed[i], ErrConflict) {
+				return failed[i]
 			}
+		}
+		return nil
+	})
+	for i, r := range group {
+		switch {
+		case err != nil:
+			r.done <- fmt.Errorf("tasks: append to journal %s: %w", r.key, err)
+		case failed[i] != nil:
+			r.done <- failed[i]
+		default:
+			s.notify(r.key) // after the commit, so a woken Wait finds the entries
+			r.done <- nil
 		}
 	}
+	s.groupMu.Lock()
+	defer s.groupMu.Unlock()
+	if len(s.group) == 0 {
+		s.committing = false
+		return false
+	}
+	return true
 }
 
 func encodeEntries(entries []Entry) [][]byte {

@@ -74,6 +74,11 @@ type RedisStore struct {
 	waitTimeout  time.Duration
 
 	waits *redisWaits
+	// appends holds the Appends waiting to be sent; sending says a
+	// goroutine is sending them (see Append).
+	appendMu sync.Mutex
+	appends  []*redisAppend
+	sending  bool
 	// pinger is Ping's own client (one connection, commands bounded by
 	// their context), so readiness answers within its deadline even when
 	// Redis hangs and the writes hold every connection of client.
@@ -1271,8 +1276,112 @@ func (s *RedisStore) Append(ctx context.Context, key ThreadKey, entries ...Entry
 	if len(entries) == 0 {
 		return nil
 	}
-	keys := []string{s.journalKey(key)}
-	ok, err := s.runScript(ctx, appendScript, keys, entryArgs(make([]any, 0, 4*len(entries)), entries)...).Int64()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.waitReplicas > 0 {
+		// Each write waits for its replicas on its own (runScript).
+		return s.appendResult(key, s.runScript(ctx, appendScript, []string{s.journalKey(key)},
+			entryArgs(make([]any, 0, 4*len(entries)), entries)...))
+	}
+	req := &redisAppend{ctx: ctx, key: key, args: entryArgs(make([]any, 0, 4*len(entries)), entries), done: make(chan error, 1)}
+	s.appendMu.Lock()
+	s.appends = append(s.appends, req)
+	lead := !s.sending
+	s.sending = true
+	s.appendMu.Unlock()
+	if lead && s.sendAppends() {
+		// As the embedded store's group commit: the caller sent the
+		// pipeline holding its own append; those that queued meanwhile go
+		// on without it.
+		go func() {
+			for s.sendAppends() {
+			}
+		}()
+	}
+	select {
+	case err := <-req.done:
+		return err
+	case <-ctx.Done():
+		// The append may still be written: as with any write whose
+		// answer was lost, the caller cannot tell.
+		return ctx.Err()
+	}
+}
+
+// redisAppend is one Append waiting to be sent.
+type redisAppend struct {
+	ctx  context.Context
+	key  ThreadKey
+	args []any
+	done chan error
+}
+
+// sendAppends sends the Appends waiting now, to any journals, as one
+// pipeline: one round trip, one write and one read on the connection, for
+// every run streaming at that moment, instead of one each. The next
+// pipeline goes as soon as this one's answers are in, with no delay to
+// gather more. Appends whose caller gave up before they were sent are not
+// sent. It reports whether more Appends queued meanwhile, which the caller
+// must then send (sending stays set); one goroutine at a time runs it.
+func (s *RedisStore) sendAppends() (more bool) {
+	s.appendMu.Lock()
+	group := s.appends
+	s.appends = nil
+	s.appendMu.Unlock()
+	live := group[:0]
+	var deadline time.Time
+	for _, r := range group {
+		if err := r.ctx.Err(); err != nil {
+			r.done <- err
+			continue
+		}
+		if d, ok := r.ctx.Deadline(); ok && d.After(deadline) {
+			deadline = d
+		}
+		live = append(live, r)
+	}
+	if len(live) > 0 {
+		// The pipeline serves every caller: it is bounded by the latest of
+		// their deadlines, not cut short by the first to give up.
+		if deadline.IsZero() {
+			deadline = time.Now().Add(redisPipelineTimeout)
+		}
+		ctx, cancel := context.WithDeadline(context.WithoutCancel(live[0].ctx), deadline)
+		cmds := make([]*redis.Cmd, len(live))
+		_, _ = s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, r := range live {
+				cmds[i] = appendScript.EvalSha(ctx, p, []string{s.journalKey(r.key)}, r.args...)
+			}
+			return nil
+		})
+		cancel()
+		for i, r := range live {
+			cmd := cmds[i]
+			if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+				// Redis lost its scripts (a restart): send this one with
+				// the script itself.
+				cmd = s.runScript(r.ctx, appendScript, []string{s.journalKey(r.key)}, r.args...)
+			}
+			r.done <- s.appendResult(r.key, cmd)
+		}
+	}
+	s.appendMu.Lock()
+	defer s.appendMu.Unlock()
+	if len(s.appends) == 0 {
+		s.sending = false
+		return false
+	}
+	return true
+}
+
+// redisPipelineTimeout bounds a pipeline of Appends none of whose callers
+// gave a deadline.
+const redisPipelineTimeout = 10 * time.Second
+
+// appendResult reads appendScript's answer.
+func (s *RedisStore) appendResult(key ThreadKey, cmd *redis.Cmd) error {
+	ok, err := cmd.Int64()
 	if err != nil {
 		return fmt.Errorf("tasks: redis: append to journal %s: %w", key, err)
 	}

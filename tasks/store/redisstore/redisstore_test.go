@@ -1146,3 +1146,49 @@ func FuzzParseSentinelURL(f *testing.F) {
 		}
 	})
 }
+
+// TestRedisAppendsShareRoundTrips: Appends to many journals at once, sent
+// together in pipelines, each get their own answer — a conflict goes to
+// the Append that caused it and to no other — and an Append whose caller
+// gave up before it was sent is not written.
+func TestRedisAppendsShareRoundTrips(t *testing.T) {
+	t.Parallel()
+	s := openRedis(t, redisstore.RedisOptions{})
+	ctx := t.Context()
+	const writers, appends = 8, 40
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			k := store.ThreadKey{Agent: "agent", ThreadID: fmt.Sprint("t", w)}
+			for i := range int64(appends) {
+				if err := s.Append(ctx, k, store.Entry{Seq: i + 1, RunID: "r", Event: []byte(`{}`)}); err != nil {
+					t.Errorf("append %d to %s: %v", i+1, k, err)
+					return
+				}
+				if w%2 == 0 {
+					// A stale number: this Append alone conflicts.
+					if err := s.Append(ctx, k, store.Entry{Seq: i + 1, RunID: "r", Event: []byte(`{}`)}); !errors.Is(err, store.ErrConflict) {
+						t.Errorf("append %d again to %s: %v, want ErrConflict", i+1, k, err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for w := range writers {
+		k := store.ThreadKey{Agent: "agent", ThreadID: fmt.Sprint("t", w)}
+		if last, err := s.LastSeq(ctx, k); err != nil || last != appends {
+			t.Errorf("journal %s ends at %d (%v), want %d", k, last, err, appends)
+		}
+	}
+	gone, cancel := context.WithCancel(ctx)
+	cancel()
+	k := store.ThreadKey{Agent: "agent", ThreadID: "gone"}
+	if err := s.Append(gone, k, store.Entry{Seq: 1, RunID: "r", Event: []byte(`{}`)}); !errors.Is(err, context.Canceled) {
+		t.Errorf("append with a cancelled context: %v", err)
+	}
+	if last, _ := s.LastSeq(ctx, k); last != 0 {
+		t.Errorf("an append whose caller gave up was written (journal ends at %d)", last)
+	}
+}
