@@ -1182,12 +1182,31 @@ export function shape(result) {
   if (result.shape !== undefined) return result.shape; // a team's: per member (lib/teams.mjs)
   return result.runs
     .map((rec) =>
-      rec.events
-        .filter((e) => !TIMING.has(e.type))
+      joinTextDeltas(rec.events.filter((e) => !TIMING.has(e.type)))
         .map(eventShape)
         .join('\n'),
     )
     .join('\n--- next run ---\n');
+}
+
+/**
+ * joinTextDeltas folds consecutive TEXT_MESSAGE_CONTENT events of one
+ * message into one: the bridge merges the deltas that queued behind a slow
+ * journal append (issue 36), so where one transport's run got "2 nights in "
+ * the other's may have got "2 ", "nights ", "in " — the same text, cut
+ * where the store happened to be busy.
+ */
+export function joinTextDeltas(events) {
+  const out = [];
+  for (const e of events) {
+    const last = out[out.length - 1];
+    if (e.type === 'TEXT_MESSAGE_CONTENT' && last?.type === 'TEXT_MESSAGE_CONTENT' && last.messageId === e.messageId) {
+      out[out.length - 1] = { ...last, delta: last.delta + e.delta };
+      continue;
+    }
+    out.push(e);
+  }
+  return out;
 }
 
 /** eventShape is one event in a shape: its type and its text delta, tool name, code, outcome or name. */

@@ -54,6 +54,7 @@ import {
   countOccurrences,
   describeTerminal,
   eventShape,
+  joinTextDeltas,
   genericProblems,
   newAgent,
   rawEvents,
@@ -422,11 +423,11 @@ function teamShape(runs) {
       raw.forEach((e, i) => {
         if (TIMING.has(e.type)) return;
         const o = owners[i] ?? '?';
-        by.set(o, [...(by.get(o) ?? []), eventShape(e)]);
+        by.set(o, [...(by.get(o) ?? []), e]);
       });
       return [...by.keys()]
         .sort()
-        .map((o) => `[${o || 'team'}]\n${by.get(o).join('\n')}`)
+        .map((o) => `[${o || 'team'}]\n${joinTextDeltas(by.get(o)).map(eventShape).join('\n')}`)
         .join('\n');
     })
     .join('\n--- next run ---\n');
