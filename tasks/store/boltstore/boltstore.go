@@ -15,6 +15,8 @@ import (
 
 	"go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
+
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
 // BoltStore is the embedded backend: one bbolt file that survives
@@ -49,11 +51,8 @@ type BoltStore struct {
 	db   *bbolt.DB
 	path string
 
-	// group holds the Appends waiting for the next commit; committing
-	// says a caller is committing groups (see Append).
-	groupMu    sync.Mutex
-	group      []*appendRequest
-	committing bool
+	// groups commits the Appends waiting at once (see Append).
+	groups store.GroupWriter[*appendRequest]
 
 	// writeErr is the failure of the last write transaction (nil once
 	// one succeeds): Ping reports it, so readiness says the store cannot
@@ -201,12 +200,14 @@ func OpenBoltStore(path string) (*BoltStore, error) {
 		db.Close()
 		return nil, fmt.Errorf("tasks: open bolt store %s: %w", path, err)
 	}
-	return &BoltStore{
+	s := &BoltStore{
 		db:      db,
 		path:    path,
 		waiters: make(map[ThreadKey]*boltWaiters),
 		done:    make(chan struct{}),
-	}, nil
+	}
+	s.groups.Write = s.commitGroup
+	return s, nil
 }
 
 // boltKey is a thread's key within its principal's bucket.
@@ -560,20 +561,7 @@ func (s *BoltStore) Append(ctx context.Context, key ThreadKey, entries ...Entry)
 		return err
 	}
 	req := &appendRequest{key: key, entries: entries, vals: encodeEntries(entries), done: make(chan error, 1)}
-	s.groupMu.Lock()
-	s.group = append(s.group, req)
-	lead := !s.committing
-	s.committing = true
-	s.groupMu.Unlock()
-	if lead && s.commitGroup() {
-		// The caller committed the group holding its own entries; the
-		// groups that formed meanwhile go on without it. A caller that
-		// stayed to commit them would not return while other runs keep
-		// appending, and its run's events, not yet shown to anyone, would
-		// wait behind every other run's (the latency tail of the embedded
-		// store before this).
-		go s.commitGroups()
-	}
+	s.groups.Add(req)
 	select {
 	case err := <-req.done:
 		return err
@@ -592,22 +580,9 @@ type appendRequest struct {
 	done    chan error
 }
 
-// commitGroups commits group after group until none waits.
-func (s *BoltStore) commitGroups() {
-	for s.commitGroup() {
-	}
-}
-
-// commitGroup commits the appends waiting now in one transaction and
-// reports whether more arrived meanwhile, in which case the caller must
-// commit them (committing stays set); otherwise committing is cleared.
-// One goroutine at a time runs it: the one that set committing. An append
-// whose numbering conflicts fails alone.
-func (s *BoltStore) commitGroup() (more bool) {
-	s.groupMu.Lock()
-	group := s.group
-	s.group = nil
-	s.groupMu.Unlock()
+// commitGroup commits a group of appends in one transaction (the groups'
+// Write). An append whose numbering conflicts fails alone.
+func (s *BoltStore) commitGroup(group []*appendRequest) {
 	failed := make([]error, len(group))
 	err := s.update(func(tx *bbolt.Tx) error {
 		for i, r := range group {
@@ -629,13 +604,6 @@ func (s *BoltStore) commitGroup() (more bool) {
 			r.done <- nil
 		}
 	}
-	s.groupMu.Lock()
-	defer s.groupMu.Unlock()
-	if len(s.group) == 0 {
-		s.committing = false
-		return false
-	}
-	return true
 }
 
 func encodeEntries(entries []Entry) [][]byte {

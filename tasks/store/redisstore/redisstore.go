@@ -19,6 +19,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
 // RedisStore is the shared backend: any number of bridge processes open
@@ -74,11 +76,9 @@ type RedisStore struct {
 	waitTimeout  time.Duration
 
 	waits *redisWaits
-	// appends holds the Appends waiting to be sent; sending says a
-	// goroutine is sending them (see Append).
-	appendMu sync.Mutex
-	appends  []*redisAppend
-	sending  bool
+	// appends sends the Appends waiting at once, in one pipeline (see
+	// Append).
+	appends store.GroupWriter[*redisAppend]
 	// pinger is Ping's own client (one connection, commands bounded by
 	// their context), so readiness answers within its deadline even when
 	// Redis hangs and the writes hold every connection of client.
@@ -195,6 +195,7 @@ func OpenRedis(ctx context.Context, target RedisTarget, opts RedisOptions) (*Red
 		waitReplicas: opts.WaitReplicas,
 		waitTimeout:  opts.WaitTimeout,
 	}
+	s.appends.Write = s.sendAppends
 	if err := s.client.Ping(ctx).Err(); err != nil {
 		s.client.Close()
 		return nil, fmt.Errorf("tasks: redis: open store at %s: %w", s.addr, err)
@@ -1285,20 +1286,8 @@ func (s *RedisStore) Append(ctx context.Context, key ThreadKey, entries ...Entry
 			entryArgs(make([]any, 0, 4*len(entries)), entries)...))
 	}
 	req := &redisAppend{ctx: ctx, key: key, args: entryArgs(make([]any, 0, 4*len(entries)), entries), done: make(chan error, 1)}
-	s.appendMu.Lock()
-	s.appends = append(s.appends, req)
-	lead := !s.sending
-	s.sending = true
-	s.appendMu.Unlock()
-	if lead && s.sendAppends() {
-		// As the embedded store's group commit: the caller sent the
-		// pipeline holding its own append; those that queued meanwhile go
-		// on without it.
-		go func() {
-			for s.sendAppends() {
-			}
-		}()
-	}
+	// As the embedded store's group commit (store.GroupWriter).
+	s.appends.Add(req)
 	select {
 	case err := <-req.done:
 		return err
@@ -1319,16 +1308,9 @@ type redisAppend struct {
 
 // sendAppends sends the Appends waiting now, to any journals, as one
 // pipeline: one round trip, one write and one read on the connection, for
-// every run streaming at that moment, instead of one each. The next
-// pipeline goes as soon as this one's answers are in, with no delay to
-// gather more. Appends whose caller gave up before they were sent are not
-// sent. It reports whether more Appends queued meanwhile, which the caller
-// must then send (sending stays set); one goroutine at a time runs it.
-func (s *RedisStore) sendAppends() (more bool) {
-	s.appendMu.Lock()
-	group := s.appends
-	s.appends = nil
-	s.appendMu.Unlock()
+// every run streaming at that moment, instead of one each (the appends'
+// Write). Appends whose caller gave up before they were sent are not sent.
+func (s *RedisStore) sendAppends(group []*redisAppend) {
 	live := group[:0]
 	var deadline time.Time
 	for _, r := range group {
@@ -1366,13 +1348,6 @@ func (s *RedisStore) sendAppends() (more bool) {
 			r.done <- s.appendResult(r.key, cmd)
 		}
 	}
-	s.appendMu.Lock()
-	defer s.appendMu.Unlock()
-	if len(s.appends) == 0 {
-		s.sending = false
-		return false
-	}
-	return true
 }
 
 // redisPipelineTimeout bounds a pipeline of Appends none of whose callers
