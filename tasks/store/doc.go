@@ -8,7 +8,9 @@
 // principal. The durable backends live in their own packages, so the engine
 // links no database client: boltstore (one file, one process) and
 // redisstore (shared by many processes). Every backend passes the same
-// conformance suite, storetest.
+// conformance suite, storetest. GroupWriter is what the durable backends
+// share to write the appends of every run waiting at once in one group (a
+// bbolt transaction, a Redis pipeline).
 //
 // Concurrency contract: a Store is safe for concurrent use. Thread records
 // carry versions for optimistic concurrency (PutThread fails with
