@@ -26,7 +26,6 @@ import (
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/config"
 	"github.com/a2a-agui-bridge/bridge/observe"
-	"github.com/a2a-agui-bridge/bridge/tasks"
 	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
@@ -195,9 +194,9 @@ func TestCredentialsEndToEnd(t *testing.T) {
 	}
 	var logs syncBuffer
 	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	store := store.NewMemoryStore()
+	mem := store.NewMemoryStore()
 	metrics := observe.NewMetrics()
-	b := build(cfg, tasks.ObserveStore(store, config.StoreMemory, metrics), log, instruments{metrics: metrics})
+	b := build(cfg, store.Observe(mem, config.StoreMemory, metrics), log, instruments{metrics: metrics})
 	srv := httptest.NewServer(b.public)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -21,6 +21,7 @@ import (
 	"github.com/a2a-agui-bridge/bridge/examples/agents"
 	"github.com/a2a-agui-bridge/bridge/observe"
 	"github.com/a2a-agui-bridge/bridge/tasks"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
 	"github.com/a2a-agui-bridge/bridge/tasks/store/boltstore"
 )
 
@@ -141,7 +142,7 @@ func startWatchedBridge(t *testing.T) (*testBridge, *syncWatch) {
 	}
 	w := &syncWatch{Store: bolt, synced: map[string]map[int64]bool{}}
 	metrics := observe.NewMetrics()
-	b := build(cfg, tasks.ObserveStore(w, config.StoreEmbedded, metrics), slog.New(slog.DiscardHandler),
+	b := build(cfg, store.Observe(w, config.StoreEmbedded, metrics), slog.New(slog.DiscardHandler),
 		instruments{metrics: metrics})
 	srv := httptest.NewServer(b.public)
 	t.Cleanup(func() {

@@ -91,9 +91,9 @@ func startBridgeTraced(t *testing.T, opts agents.Options, tracing *observe.Traci
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := store.NewMemoryStore()
+	mem := store.NewMemoryStore()
 	metrics := observe.NewMetrics()
-	b := build(cfg, tasks.ObserveStore(store, config.StoreMemory, metrics), slog.New(slog.DiscardHandler),
+	b := build(cfg, store.Observe(mem, config.StoreMemory, metrics), slog.New(slog.DiscardHandler),
 		instruments{metrics: metrics, tracing: tracing, authn: authn})
 	srv := httptest.NewServer(b.public)
 	t.Cleanup(func() {
@@ -104,7 +104,7 @@ func startBridgeTraced(t *testing.T, opts agents.Options, tracing *observe.Traci
 		srv.Close()
 		b.closeAgents()
 	})
-	return &testBridge{url: srv.URL, store: store, demo: demo, svc: b.svc, metrics: metrics}
+	return &testBridge{url: srv.URL, store: mem, demo: demo, svc: b.svc, metrics: metrics}
 }
 
 type runResult struct {

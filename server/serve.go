@@ -324,7 +324,7 @@ func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger, opts Optio
 	}
 	defer raw.Close()
 	metrics := observe.NewMetrics()
-	store := tasks.ObserveStore(raw, cmp.Or(cfg.Store.Kind, config.StoreEmbedded), metrics)
+	store := store.Observe(raw, cmp.Or(cfg.Store.Kind, config.StoreEmbedded), metrics)
 	if err := store.CountInterrupts(ctx); err != nil {
 		log.Warn("count pending interrupts", "err", err)
 	}

@@ -35,22 +35,22 @@ func BenchmarkRunStream(b *testing.B) {
 	for _, name := range []string{"memory", "embedded", "memory-observed", "embedded-observed"} {
 		kind, observed := strings.CutSuffix(name, "-observed")
 		b.Run(name, func(b *testing.B) {
-			var store Store = store.NewMemoryStore()
+			var st Store = store.NewMemoryStore()
 			if kind == "embedded" {
 				s, err := boltstore.OpenBoltStore(filepath.Join(b.TempDir(), "bench.db"))
 				if err != nil {
 					b.Fatal(err)
 				}
-				store = s
+				st = s
 			}
-			defer store.Close()
+			defer st.Close()
 			agent := &scriptedAgent{streaming: true, stream: stream}
 			spec := AgentSpec{Name: "a", Connect: func(context.Context) (Agent, error) { return agent, nil }}
-			opt := Options{Store: store, ExclusiveStore: true}
+			opt := Options{Store: st, ExclusiveStore: true}
 			if observed {
 				m := observe.NewMetrics()
 				spec.Observer = m.Agent("a")
-				opt.Store = ObserveStore(store, kind, m)
+				opt.Store = store.Observe(st, kind, m)
 				tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
 				defer tp.Shutdown(context.Background())
 				opt.Tracer = tp.Tracer("bench")

@@ -69,6 +69,6 @@
 // Observability stays outside: a run reports to its agent's RunObserver
 // (start, first answer, every AG-UI event, end with its outcome) and is a
 // span of Options.Tracer whose context its A2A calls are made in;
-// ObservedStore wraps any Store to time its operations and count pending
+// store.ObservedStore wraps any Store to time its operations and count pending
 // interrupts. All are optional, and none imports a metrics library.
 package tasks

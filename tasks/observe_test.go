@@ -113,7 +113,7 @@ func TestRunsAreObserved(t *testing.T) {
 			mem := tracetest.NewInMemoryExporter()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(mem))
 			agent := &spanAgent{scriptedAgent: &scriptedAgent{streaming: true, stream: tt.stream}}
-			store := ObserveStore(store.NewMemoryStore(), "memory", rec)
+			store := store.Observe(store.NewMemoryStore(), "memory", rec)
 			svc := NewService(Options{Store: store, Tracer: tp.Tracer("test"), FirstEventWait: time.Second,
 				Logger: slog.New(slog.NewTextHandler(t.Output(), nil)),
 				Agents: []AgentSpec{{Name: "a", Observer: rec, Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
@@ -195,7 +195,7 @@ func TestPendingInterruptsFollowTheThread(t *testing.T) {
 			rec := newRecorder()
 			agent := &scriptedAgent{streaming: true, stream: []scripted{{ev: task(a2a.TaskStateSubmitted, "")},
 				{ev: status(a2a.TaskStateInputRequired, a2a.NewTextPart("Which city?"))}}}
-			svc := NewService(Options{Store: ObserveStore(inner, kind, rec), ExclusiveStore: true,
+			svc := NewService(Options{Store: store.Observe(inner, kind, rec), ExclusiveStore: true,
 				Agents: []AgentSpec{{Name: "a", Connect: func(context.Context) (Agent, error) { return agent, nil }}}})
 			defer svc.Close(context.Background())
 			for _, th := range []string{"t1", "t2"} {
@@ -211,7 +211,7 @@ func TestPendingInterruptsFollowTheThread(t *testing.T) {
 
 			// A new process over the same store starts from what it holds.
 			seeded := newRecorder()
-			if err := ObserveStore(inner, kind, seeded).CountInterrupts(t.Context()); err != nil {
+			if err := store.Observe(inner, kind, seeded).CountInterrupts(t.Context()); err != nil {
 				t.Fatal(err)
 			}
 			if _, _, _, n := seeded.snapshot(); n != 2 {

@@ -16,4 +16,7 @@
 // carry versions for optimistic concurrency (PutThread fails with
 // ErrConflict when the record changed since it was read), and journals are
 // append-only, numbered by their only writer, the thread's active run.
+//
+// ObservedStore wraps any Store to time its operations for metrics and to
+// count the pending interrupts of the threads it reads and writes.
 package store

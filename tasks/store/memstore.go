@@ -265,7 +265,7 @@ func (m *MemoryStore) Ping(context.Context) error { return nil }
 func (m *MemoryStore) Close() error { return nil }
 
 // PendingInterrupts returns the threads holding pending interrupts and how
-// many each holds (ObservedStore.CountInterrupts seeds its count with it).
+// many each holds (Observed.CountInterrupts seeds its count with it).
 func (m *MemoryStore) PendingInterrupts(_ context.Context) (map[ThreadKey]int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

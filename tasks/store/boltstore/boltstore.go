@@ -476,7 +476,7 @@ func (s *BoltStore) ActiveThreads(ctx context.Context) ([]ThreadKey, error) {
 }
 
 // PendingInterrupts returns the threads holding pending interrupts and how
-// many each holds (ObservedStore.CountInterrupts seeds its count with it).
+// many each holds (Observed.CountInterrupts seeds its count with it).
 // Like ActiveThreads it reads every thread record, once, at start.
 func (s *BoltStore) PendingInterrupts(ctx context.Context) (map[ThreadKey]int, error) {
 	if err := ctx.Err(); err != nil {
