@@ -379,6 +379,17 @@ type Member struct {
 	now           func() int64
 	started       bool
 	outcome       MemberOutcome
+	// alone: the member is the whole run (Alone), its events undecorated.
+	alone bool
+}
+
+// Alone returns the translator of a run of one agent as a Member that is
+// the run itself: its events, messages and interrupts are the
+// Translator's, undecorated, with RUN_STARTED and the terminal event its
+// own. The engine runs every run as members; this is the shape of a run
+// that is one agent's rather than a team's.
+func Alone(opt Options) *Member {
+	return &Member{Translator: New(opt), started: true, alone: true}
 }
 
 // MemberOutcome is how a member's part of a team run ended.
@@ -447,6 +458,9 @@ func (m *Member) Outcome() MemberOutcome { return m.outcome }
 // parent agent (§6.5 rule 18).
 func (m *Member) Messages() []agui.Message {
 	out := m.Translator.Messages()
+	if m.alone {
+		return out
+	}
 	for i := range out {
 		if out[i].Role == agui.RoleAssistant {
 			out[i].Name = m.name
@@ -461,6 +475,9 @@ func (m *Member) Messages() []agui.Message {
 // Interrupts are the member's pending interrupts, attributed to its
 // invocation for 1.0 clients.
 func (m *Member) Interrupts() []PendingInterrupt {
+	if m.alone {
+		return m.Translator.Interrupts()
+	}
 	out := slices.Clone(m.Translator.Interrupts())
 	if m.v1 {
 		for i := range out {
@@ -474,6 +491,15 @@ func (m *Member) Interrupts() []PendingInterrupt {
 // terminal event becomes the member's end, and every event carries the
 // member's invocation (1.0) or, where a client shows it, its name.
 func (m *Member) decorate(out []agui.Event, events ...agui.Event) []agui.Event {
+	if m.alone {
+		for _, e := range events {
+			m.end(e) // records the outcome; the event stays the run's
+		}
+		if len(out) == 0 {
+			return events
+		}
+		return append(out, events...)
+	}
 	for _, e := range events {
 		switch e.(type) {
 		case *agui.RunError, *agui.RunFinished:

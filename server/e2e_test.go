@@ -319,7 +319,7 @@ func TestTimeoutCancelsTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ag.Close()
-	task, err := ag.GetTask(t.Context(), a2a.TaskID(th.TaskID))
+	task, err := ag.GetTask(t.Context(), a2a.TaskID(th.Own().TaskID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +360,7 @@ func TestInterruptThenResume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if meta["taskId"] != th.TaskID || meta["contextId"] != th.ContextID || th.ContextID == "" || meta["agent"] != agent {
+			if meta["taskId"] != th.Own().TaskID || meta["contextId"] != th.Own().ContextID || th.Own().ContextID == "" || meta["agent"] != agent {
 				t.Fatalf("interrupt metadata %v, thread %+v", meta, th)
 			}
 
@@ -372,7 +372,7 @@ func TestInterruptThenResume(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if th2.TaskID != th.TaskID || th2.ContextID != th.ContextID || th2.TaskState != string(a2a.TaskStateCompleted) {
+			if th2.Own().TaskID != th.Own().TaskID || th2.Own().ContextID != th.Own().ContextID || th2.Own().TaskState != string(a2a.TaskStateCompleted) {
 				t.Fatalf("thread after resume %+v, before %+v", th2, th)
 			}
 			// The same resume again is answered from the journal.
@@ -451,10 +451,10 @@ func TestContextCarriesAcrossRuns(t *testing.T) {
 		t.Fatalf("the agent was sent an old message again:\n%s", r2.text())
 	}
 	th2, _ := b.store.GetThread(t.Context(), tasks.ThreadKey{Agent: "streamer", ThreadID: "th-ctx"})
-	if th1.ContextID == "" || th2.ContextID != th1.ContextID {
-		t.Fatalf("context changed: %q then %q", th1.ContextID, th2.ContextID)
+	if th1.Own().ContextID == "" || th2.Own().ContextID != th1.Own().ContextID {
+		t.Fatalf("context changed: %q then %q", th1.Own().ContextID, th2.Own().ContextID)
 	}
-	if th2.TaskID == th1.TaskID {
+	if th2.Own().TaskID == th1.Own().TaskID {
 		t.Fatal("a completed task must not be reused")
 	}
 }

@@ -62,26 +62,29 @@ type a2uiAction struct {
 
 // planA2UIAction decodes forwardedProps.a2uiAction for a run on th. An
 // action the agent cannot take (it did not activate A2UI for this run, the
-// action is malformed or too large, or the thread is a team's) is an
+// action is malformed or too large, or the run has several members, which
+// do not share the surfaces) is an
 // *Error before anything is sent. With pending input-required interrupts
 // the action is their answer: the input gets a resume for them unless it
 // carries one (whose payloads the part replaces: see useA2UIAnswer).
-func (s *Service) planA2UIAction(ctx context.Context, spec *AgentSpec, team *TeamSpec, th *Thread, in *agui.RunAgentInput) (*a2uiAction, error) {
+func (s *Service) planA2UIAction(ctx context.Context, st *start, th *Thread, in *agui.RunAgentInput) (*a2uiAction, error) {
 	if !mapping.HasA2UIAction(in.ForwardedProps) {
 		return nil, nil
 	}
+	spec, several := st.spec, len(st.crew.Members) > 1
 	var version mapping.A2UIVersion
-	if team == nil {
-		agent, err := spec.Connect(ctx)
+	if !several {
+		member := st.cat.agents[st.crew.Members[0]]
+		agent, err := member.Connect(ctx)
 		if err != nil {
-			return nil, agentError(spec.Name, err)
+			return nil, agentError(member.Name, err)
 		}
-		version = a2uiVersion(spec, agent, in)
+		version = a2uiVersion(member, agent, in)
 	}
 	part, err := mapping.A2UIActionPart(in.ForwardedProps, version, mapping.A2UIActionOptions{
 		MaxBytes: spec.MaxA2UIActionBytes, Now: time.Now})
 	switch {
-	case errors.Is(err, mapping.ErrA2UINotActive) && team != nil:
+	case errors.Is(err, mapping.ErrA2UINotActive) && several:
 		return nil, &Error{Code: CodeA2UINotActive, Err: err,
 			Message: "forwardedProps.a2uiAction: a team does not route A2UI actions to its members; send the action to the member's own endpoint"}
 	case errors.Is(err, mapping.ErrA2UINotActive):
@@ -159,25 +162,12 @@ func (act *a2uiAction) useA2UIAnswer(plan *resumePlan, parts []*a2a.Part) []*a2a
 	}
 	if act.resume && plan != nil {
 		plan.parts = []*a2a.Part{act.part}
+		for _, m := range plan.members {
+			m.parts = plan.parts
+		}
 		return parts
 	}
 	return append([]*a2a.Part{act.part}, parts...)
-}
-
-// activateA2UI activates the run's A2UI version on ctx: the A2A-Extensions
-// service parameter of every call made with it (send, GetTask, Subscribe,
-// CancelTask).
-func (d *driver) activateA2UI(ctx context.Context) context.Context {
-	return activateA2UI(ctx, d.spec, d.agent, d.in, nil)
-}
-
-// addA2UICapabilities puts the client's A2UI capabilities in the metadata
-// of a message the run sends, when the run activates A2UI.
-func (d *driver) addA2UICapabilities(msg *a2a.Message) {
-	if v := a2uiVersion(d.spec, d.agent, d.in); v != "" {
-		msg.Metadata = mapping.WithA2UICapabilities(msg.Metadata, v,
-			mapping.A2UIClientCapabilities(d.in.ForwardedProps, v, d.spec.A2UICatalogs))
-	}
 }
 
 // activateA2UI does both for any agent of a run (a team's members too):

@@ -85,14 +85,12 @@ func BenchmarkTextChunkPath(b *testing.B) {
 		b.Run(kind, func(b *testing.B) {
 			in := input("t", "r")
 			in.ProtocolVersion = "1.0"
-			d := newDriver(nil, &AgentSpec{Name: "a"}, &Thread{}, in, 0, runPlan{})
-			d.tr = mapping.New(mapping.Options{ThreadID: "t", RunID: "r", V1: true, Now: func() int64 { return 1796290000000 }})
-			d.out = d.tr
-			d.guard = agui.NewGuard(true)
+			tr := mapping.Alone(mapping.Options{ThreadID: "t", RunID: "r", V1: true, Now: func() int64 { return 1796290000000 }})
+			guard := agui.NewGuard(true)
 			step := func(ev a2a.Event) int {
 				n := 0
-				for _, e := range d.tr.Translate(ev) {
-					if err := d.guard.Check(e); err != nil {
+				for _, e := range tr.Translate(ev) {
+					if err := guard.Check(e); err != nil {
 						b.Fatal(err)
 					}
 					if _, err := agui.Marshal(e); err != nil {

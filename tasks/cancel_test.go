@@ -27,7 +27,7 @@ func TestCancelRunningRun(t *testing.T) {
 		run := must(svc.StartRun(t.Context(), "a", in))
 		waitFor(t, func() bool {
 			th, err := store.GetThread(t.Context(), run.Key)
-			return err == nil && th.Active != nil && th.Active.TaskID == "task-1"
+			return err == nil && th.Active != nil && th.Active.Tasks[th.Key.Agent] == "task-1"
 		})
 		v, err := svc.Cancel(t.Context(), "a", "th")
 		if err != nil {
@@ -52,7 +52,7 @@ func TestCancelRunningRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if th.Active != nil || th.TaskState != string(a2a.TaskStateCanceled) {
+		if th.Active != nil || th.Own().TaskState != string(a2a.TaskStateCanceled) {
 			t.Fatalf("thread after the run: %+v", th)
 		}
 	}
@@ -113,7 +113,7 @@ func TestCancelRefused(t *testing.T) {
 	run := must(svc.StartRun(t.Context(), "a", input("th", "r1")))
 	waitFor(t, func() bool {
 		th, err := store.GetThread(t.Context(), run.Key)
-		return err == nil && th.Active != nil && th.Active.TaskID == "task-1"
+		return err == nil && th.Active != nil && th.Active.Tasks[th.Key.Agent] == "task-1"
 	})
 	v, err := svc.Cancel(t.Context(), "a", "th")
 	if err != nil {

@@ -7,38 +7,43 @@
 // caller's own: a thread is keyed by agent, principal (auth.PrincipalFrom,
 // "" without auth) and AG-UI threadId, so every route that names a thread
 // finds the caller's, and another principal's thread of the same id is
-// indistinguishable from an id nobody used. A team run
-// (TeamSpec) drives several agents at once, or routes to one, or chains
-// them, through one mapping.Team (team.go, route.go).
+// indistinguishable from an id nobody used.
+//
+// Every run is a run of members: a single agent's run has one, the agent;
+// a team's (TeamSpec) one per member it reaches — every member at once,
+// the one a router picks, or a pipeline one after the other. The member
+// is the unit: one code path joins it, talks to its agent, takes its
+// events through the limits and its translator, records what it learned
+// and cancels it. What differs is only the shape clients read (output.go:
+// the agent's own translation, or its members' nested in a mapping.Team).
 //
 // Where to look:
 //
 //   - service.go: Service, its catalog of agents and teams, and the
 //     release of a run; start.go: StartRun in its steps (admit, load,
 //     plan, claim, spawn) and the planning helpers;
-//   - driver.go: the run's driver, one goroutine per run (lifecycle), with
+//   - driver.go: the run's shell, one goroutine per run (lifecycle), with
 //     its plan (runPlan, decided before it starts), its phase (phase.go),
-//     the handshake with StartRun (accept, reject, awaitAnswer) and its
-//     body (runBody: soloRun, or a teamRun) — the one place a single
-//     agent's run and a team's differ; ending.go: how a run ends (emit,
+//     the handshake with StartRun (accept, reject, awaitAnswer), its
+//     journal, lease and timeouts; ending.go: how a run ends (emit,
 //     finalize, suspend, the cancel grace);
-//   - solo.go: a single agent's run (its translator, sign-in answers,
-//     deliver); team.go, member.go, route.go: team runs and a member's part;
+//   - crew.go: the run's members and their scheduling (strategies, the
+//     lane older clients read members in, what the record keeps);
+//     member.go: one member's part (join, its conversation with its agent,
+//     sign-in answers, limits, the task it names); output.go: the two
+//     shapes of a run's stream; route.go: a router's choice;
 //   - upstream.go: every call to an agent — the one conversation every kind
-//     of run has with it (its message, the answer to a sign-in, a run taken
-//     over, a team member's part, a cancel), GetTask and CancelTask,
-//     cancelOrGet, the timeout failure; backoff.go: the one way the
-//     engine's loops wait and retry;
+//     of member has with it (its message, the answer to a sign-in, a run
+//     taken over, a cancel), GetTask and CancelTask, cancelOrGet, the
+//     timeout failure;
 //   - record.go: the one optimistic-retry loop for thread records;
 //     resume.go: interrupts and resumes; takeover.go, lease.go: runs
 //     continued after a restart or adopted from a dead instance;
 //     signin.go: the agent streams kept open, after a run ended waiting for
 //     a sign-in, for the resume run;
-//   - journal.go, live.go, reader.go: the journal writer (which appends
-//     itself to a fast store and from a goroutine to a slow one, and rides
-//     out a store outage within Options.StoreOutage), the live log, and
-//     RunReader, what clients read — one run, or a thread followed
-//     (Follow) — event by event or batch by batch;
+//   - reader.go: RunReader, what clients read — one run, or a thread
+//     followed (Follow) — event by event or batch by batch, from the run's
+//     live log (package journal, with the journal writer) or the store;
 //   - threads.go: the thread snapshot and cancel; errors.go: typed errors
 //     (codes from package errcode's table, through agui); budget.go: a
 //     run's own budgets (its output, an event's and the state's size, the
@@ -51,8 +56,10 @@
 // the Service rather than to the HTTP request, so a client disconnect never
 // cancels the A2A task; Service.Close waits for those goroutines. The
 // agent's stream is read on the run's goroutine, which translates each
-// event and queues it for the journal (no hand-off per event); a team run
-// adds one goroutine per member, which only reads and forwards. Clients
+// event and queues it for the journal (no hand-off per event): a member
+// that runs alone (an agent's own run, a router's pick, a pipeline's stage)
+// talks to its agent on it; a parallel team's members each have a
+// goroutine, which only reads and forwards. Clients
 // read a run back from the journal (RunReader.Events): a run driven in this
 // process from its live log of stored events, others from the store, so a
 // slow client cannot slow the agent or grow memory.

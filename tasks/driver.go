@@ -14,7 +14,7 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
-	"github.com/a2a-agui-bridge/bridge/mapping"
+	"github.com/a2a-agui-bridge/bridge/tasks/journal"
 )
 
 // Causes set on a run's context, so the driver can tell why it ended.
@@ -46,16 +46,14 @@ type driver struct {
 
 	svc    *Service
 	spec   *AgentSpec
-	agent  Agent
 	thread *Thread
 	in     *agui.RunAgentInput
 	plan   runPlan
 	log    *slog.Logger
 
-	tr      *mapping.Translator
-	out     runOutput // tr, or the team's Team (set up by setup)
+	crew    *crew
 	guard   *agui.Guard
-	journal *journalWriter
+	journal *journal.Writer
 
 	// accepted hands StartRun the outcome of the first upstream call: nil
 	// once the agent answered, or the error that stopped it. Once StartRun
@@ -64,25 +62,19 @@ type driver struct {
 	phase    phase // d.mu; see phase.go
 	accepted chan error
 	done     chan struct{} // closed when the driver goroutine ends
-	reached  bool          // the agent accepted the message
-	// sentInput is set once the agent accepted the message carrying the
-	// run's input; only then are the user's messages marked as seen.
-	sentInput  bool
-	sendsInput bool // the run's first upstream call carries its input
+	reached  bool          // some member's agent answered
 
-	idle *time.Timer
-
-	// stop ends the run's upstream work with a cause (set once drive
-	// starts); cancelled is the agent's answer to CancelTask once it says
-	// the task is cancelled, and grace the timer that ends the run with it.
-	stop      context.CancelCauseFunc
-	cancelled *a2a.Task
-	grace     *time.Timer
-	// taskNoted is set once the run's task was recorded on the thread
-	// (ActiveTaskID); bg runs that and the cancel it may send, and is
-	// waited for before the thread is released.
-	taskNoted bool
-	bg        sync.WaitGroup
+	// following are the run's members by the task each follows (d.mu);
+	// cancelled are the agents' answers to CancelTask that say a task is
+	// cancelled, and graces the timers that end a member's part with
+	// them (cancelAccepted).
+	following map[a2a.TaskID]*memberRun
+	cancelled map[a2a.TaskID]*a2a.Task
+	graces    []*time.Timer
+	// bg runs the records of the tasks members name (noteTask) and the
+	// cancels they may send, and is waited for before the thread is
+	// released.
+	bg sync.WaitGroup
 	// finishing is closed when the run releases its thread.
 	finishing chan struct{}
 	// leasing is the goroutine renewing the run's lease (shared stores),
@@ -99,16 +91,9 @@ type driver struct {
 	// live is what readers in this process follow; seq is the number of
 	// the run's last event. storeFailed: the journal lost a batch and the
 	// run is being failed.
-	live        *liveLog
+	live        *journal.Live
 	seq         int64
 	storeFailed bool
-
-	// body is what runs between the driver's preamble and its release:
-	// soloRun{d}, or team when the run is a team's (its members do the
-	// A2A work; tr stays nil). team is also what a cancel of the thread
-	// reaches, to cancel every member's task.
-	body runBody
-	team *teamRun
 
 	// started is when the run began (its duration and time to first event
 	// count from it); span is its trace span, the parent of its A2A calls.
@@ -121,36 +106,6 @@ type driver struct {
 	observed bool
 	// taskLogged: d.log names the run's task (nameTask).
 	taskLogged bool
-}
-
-// runOutput is the translation a run's events come from, as the parts of
-// the driver a team run shares see it: a single agent's
-// mapping.Translator, or a team's mapping.Team.
-type runOutput interface {
-	Done() bool
-	Fail(code, message string) []agui.Event
-	Interrupts() []mapping.PendingInterrupt
-}
-
-// runBody is what differs between a single agent's run and a team's. The
-// driver does the rest the same for both: the journal, the lease,
-// timeouts, panics, limits, the phase and the release.
-type runBody interface {
-	// setup builds the run's output before the run starts.
-	setup() runOutput
-	// run does the run's A2A work until the run is done; cancel ends it
-	// with a cause.
-	run(ctx context.Context, cancel context.CancelCauseFunc)
-	// cut is what readers of a run suspended by a shutdown are told last.
-	cut(code, message string) []agui.Event
-	// record writes what the run learned into the thread's record (the
-	// release's update); interrupts are those the run ended with.
-	record(th *Thread, interrupts []mapping.PendingInterrupt)
-}
-
-// runTeam makes d a team's run.
-func (d *driver) runTeam(t *teamRun) {
-	d.team, d.body = t, t
 }
 
 // runPlan is what a run is to do, decided before it starts — by StartRun,
@@ -183,10 +138,9 @@ type runPlan struct {
 
 // newDriver returns the driver of a run whose events follow seq after.
 func newDriver(s *Service, spec *AgentSpec, th *Thread, in *agui.RunAgentInput, after int64, plan runPlan) *driver {
-	d := &driver{svc: s, spec: spec, thread: th, in: in, plan: plan, accepted: make(chan error, 1), done: make(chan struct{}),
-		live: newLiveLog(in.ThreadID, after), seq: after, finishing: make(chan struct{})}
-	d.body = soloRun{d}
-	return d
+	return &driver{svc: s, spec: spec, thread: th, in: in, plan: plan, accepted: make(chan error, 1), done: make(chan struct{}),
+		live: journal.NewLive(in.ThreadID, after), seq: after, finishing: make(chan struct{}),
+		following: map[a2a.TaskID]*memberRun{}, cancelled: map[a2a.TaskID]*a2a.Task{}}
 }
 
 // begin starts the run's span, a child of ctx's (the request's trace, when
@@ -257,8 +211,8 @@ func (d *driver) detached() context.Context {
 func (d *driver) close() {
 	d.stopFinishing()
 	d.leasing.Wait()
-	d.journal.close()
-	d.live.end(d.shutdownTail)
+	d.journal.Close()
+	d.live.End(d.shutdownTail)
 }
 
 // stopFinishing closes finishing, once.
@@ -335,15 +289,14 @@ func (d *driver) setup() {
 	for _, e := range d.plan.prior {
 		_ = d.guard.Check(e) // what the journal holds is what clients hold
 	}
-	d.journal = newJournalWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.svc.storeOutage, d.log, d.live.publish)
-	d.out = d.body.setup()
+	d.journal = journal.NewWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.svc.storeOutage, d.log, d.live.Publish)
 }
 
 // lifecycle is the run's goroutine: it sets the run up, runs body, and
 // whatever way body ends, closes the journal and the live log, reports the
 // run's end, drops it from the registry, frees its admission slot and
 // tells Service.Close it is done — in that order, the reverse of setup.
-func (d *driver) lifecycle(body func()) {
+func (d *driver) lifecycle() {
 	defer d.svc.wg.Done()
 	defer d.releaseRun()
 	defer close(d.done)
@@ -351,12 +304,7 @@ func (d *driver) lifecycle(body func()) {
 	defer d.observeEnd("", "")
 	d.setup()
 	defer d.close()
-	body()
-}
-
-// nothingToDo finishes a run that has nothing new to tell the agent.
-func (d *driver) nothingToDo() {
-	d.emit(d.tr.Complete()) // releases the thread before RUN_FINISHED
+	d.drive()
 }
 
 // releaseRun frees the run's admission slot, once: when the run ends
@@ -385,8 +333,6 @@ func (d *driver) drive() {
 	// The run's A2A calls are spans of the run.
 	ctx, cancel := context.WithCancelCause(trace.ContextWithSpan(a2a.WithCallerAuthorization(d.svc.ctx, d.plan.caller), d.span))
 	defer cancel(nil)
-	ctx = d.activateA2UI(ctx) // every call of the run (tasks/a2ui.go)
-	d.armStop(cancel)
 	defer d.disarm()
 	if d.svc.lease > 0 {
 		d.leasing.Add(1)
@@ -397,17 +343,13 @@ func (d *driver) drive() {
 		ctx, stop = context.WithTimeoutCause(ctx, d.spec.RunTimeout, errRunTimeout)
 		defer stop()
 	}
-	if d.spec.IdleTimeout > 0 {
-		d.idle = time.AfterFunc(d.spec.IdleTimeout, func() { cancel(errIdleTimeout) })
-		defer d.idle.Stop()
-	}
 	defer func() {
 		if p := recover(); p != nil {
 			d.log.Error("run panicked", "panic", p, "stack", string(debug.Stack()))
-			d.emit(d.out.Fail(agui.CodeInternal, "the bridge failed while running this request"))
+			d.emit(d.crew.cut(agui.CodeInternal, "the bridge failed while running this request"))
 		}
 		d.finish()
 	}()
 
-	d.body.run(ctx, cancel)
+	d.crew.run(ctx)
 }

@@ -6,57 +6,68 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/internal/retry"
+	"github.com/a2a-agui-bridge/bridge/tasks/journal"
 )
 
-// armStop hands the driver the cancel function of the run's context.
-func (d *driver) armStop(stop context.CancelCauseFunc) {
+// follow registers m as following task id, for cancelAccepted; a cancel
+// the agent accepted already starts its grace period now.
+func (d *driver) follow(m *memberRun, id a2a.TaskID) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.stop = stop
-	d.armGrace()
-}
-
-func (d *driver) disarm() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.grace != nil {
-		d.grace.Stop()
-	}
-	d.stop = nil
+	d.following[id] = m
+	d.armGrace(id)
 }
 
 // cancelAccepted takes the agent's answer to CancelTask. Once the agent
-// says the task is cancelled, its stream has the grace period to report
-// that itself (with whatever else it sends last); after it, the run ends
-// cancelled on the strength of the answer, so a stream that keeps going or
-// stays silent cannot keep the run open.
+// says the task is cancelled, the member's stream has the grace period to
+// report that itself (with whatever else it sends last); after it, the
+// member's part ends cancelled on the strength of the answer, so a stream
+// that keeps going or stays silent cannot keep the run open.
 func (d *driver) cancelAccepted(task *a2a.Task) {
 	if task == nil || task.Status.State != a2a.TaskStateCanceled {
 		return
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.cancelled != nil {
+	if d.cancelled[task.ID] != nil {
 		return
 	}
-	d.cancelled = task
-	d.armGrace()
+	d.cancelled[task.ID] = task
+	d.armGrace(task.ID)
 }
 
-// armGrace starts the grace period once both the answer and the run's
-// context exist; d.mu is held.
-func (d *driver) armGrace() {
-	if d.cancelled == nil || d.stop == nil || d.grace != nil {
+// armGrace starts the grace period of task id once both the agent's
+// answer and the member following it are known, once; d.mu is held.
+func (d *driver) armGrace(id a2a.TaskID) {
+	m := d.following[id]
+	if m == nil || d.cancelled[id] == nil {
 		return
 	}
-	stop := d.stop
-	d.grace = time.AfterFunc(d.svc.cancelGrace, func() { stop(errCancelGrace) })
+	delete(d.following, id)
+	d.graces = append(d.graces, time.AfterFunc(d.svc.cancelGrace, func() { m.stop(errCancelGrace) }))
 }
 
-func (d *driver) cancelledTask() *a2a.Task {
+// disarm stops the grace periods still running when the run ends.
+func (d *driver) disarm() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.cancelled
+	for _, t := range d.graces {
+		t.Stop()
+	}
+}
+
+// cancelledTask is the agent's answer to CancelTask for the first of ids
+// it answered.
+func (d *driver) cancelledTask(ids ...a2a.TaskID) *a2a.Task {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, id := range ids {
+		if t := d.cancelled[id]; t != nil {
+			return t
+		}
+	}
+	return nil
 }
 
 // emit checks events against the client's verifier, numbers them and
@@ -109,8 +120,8 @@ func (d *driver) emit(events []agui.Event) {
 		return
 	}
 	if entries[n-1].Terminal {
-		d.journal.add(entries[:n-1])
-		if err := d.journal.flush(); err != nil {
+		d.journal.Add(entries[:n-1])
+		if err := d.journal.Flush(); err != nil {
 			// The journal lost events: say so rather than end as if the
 			// run were whole. The end keeps its number, after the events
 			// given up: a write whose answer was lost may have landed, and
@@ -122,24 +133,24 @@ func (d *driver) emit(events []agui.Event) {
 				d.outcome, d.code = OutcomeError, f.Code
 			}
 		}
-		d.finalize(d.journal.renumbered(entries[n-1]))
+		d.finalize(d.journal.Renumbered(entries[n-1]))
 		return
 	}
-	d.journal.add(entries)
+	d.journal.Add(entries)
 	d.keepUp()
 }
 
-// keepUp holds the run back while more than maxPending of its events wait
+// keepUp holds the run back while more than journal.MaxPending of its events wait
 // for the store, and fails the run once the journal lost a batch.
 func (d *driver) keepUp() {
-	pending, err := d.journal.progress()
-	if err == nil && pending > maxPending {
-		err = d.journal.flush()
+	pending, err := d.journal.Progress()
+	if err == nil && pending > journal.MaxPending {
+		err = d.journal.Flush()
 	}
-	if err != nil && !d.storeFailed && !d.out.Done() {
+	if err != nil && !d.storeFailed && !d.crew.out.Done() {
 		d.storeFailed = true
 		f := storeFailure()
-		d.emit(d.out.Fail(f.Code, f.Message))
+		d.emit(d.crew.cut(f.Code, f.Message))
 	}
 }
 
@@ -171,9 +182,9 @@ func (d *driver) leave() {
 }
 
 func (d *driver) suspendWith(message string) {
-	d.journal.flush()
+	d.journal.Flush()
 	var tail []agui.Envelope
-	for _, e := range d.body.cut(CodeServerShutdown, message) {
+	for _, e := range d.crew.cut(CodeServerShutdown, message) {
 		if d.guard.Check(e) != nil {
 			continue
 		}
@@ -192,8 +203,8 @@ func (d *driver) finish() {
 	if p := d.phaseNow(); p == phaseRejected || p == phaseSuspended {
 		return // released when the failure went back to StartRun, or left to the next process
 	}
-	if !d.out.Done() {
-		d.emit(d.out.Fail(agui.CodeInternal, "the run ended unexpectedly"))
+	if !d.crew.out.Done() {
+		d.emit(d.crew.cut(agui.CodeInternal, "the run ended unexpectedly"))
 	}
 	d.finalize()
 }
@@ -208,7 +219,7 @@ func (d *driver) finalize(terminal ...Entry) {
 	d.stopFinishing()
 	d.leasing.Wait() // no renewal races the release
 	d.bg.Wait()
-	interrupts := d.out.Interrupts()
+	interrupts := d.crew.out.Interrupts()
 	for _, p := range interrupts {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 10*time.Second)
 		if err := d.svc.store.IndexInterrupt(ctx, p.Interrupt.ID, d.thread.Key); err != nil {
@@ -218,7 +229,7 @@ func (d *driver) finalize(terminal ...Entry) {
 	}
 	var journalBytes int64
 	update := func(th *Thread) {
-		d.body.record(th, interrupts)
+		d.crew.record(th, interrupts)
 		th.JournalBytes += d.journaled
 		journalBytes = th.JournalBytes
 	}
@@ -228,17 +239,17 @@ func (d *driver) finalize(terminal ...Entry) {
 	d.observeEnd("", "")
 	switch {
 	case released:
-		d.live.publish(terminal)
+		d.live.Publish(terminal)
 		if limit := d.spec.MaxThreadJournalBytes; limit > 0 && journalBytes > limit {
 			d.svc.compactJournal(d.thread.Key, limit)
 		}
 	case len(terminal) > 0:
 		// The store refused the release: readers still need the run's end,
 		// from the journal if it takes it, else from here.
-		d.journal.add(terminal)
-		journaled := d.journal.flush() == nil
+		d.journal.Add(terminal)
+		journaled := d.journal.Flush() == nil
 		if !journaled {
-			d.live.publish(terminal)
+			d.live.Publish(terminal)
 		}
 		if storeErr != nil {
 			if journaled {
@@ -265,9 +276,9 @@ func (d *driver) finalize(terminal ...Entry) {
 // before another could adopt it (see takeOver) and continue a run whose
 // clients were told it ended.
 func (d *driver) releaseLater(update func(*Thread), terminal []Entry) {
-	retry := backoff{next: appendRetryFirst, max: d.svc.releaseRetryMax()}
+	retry := retry.Backoff{Next: journal.RetryFirst, Max: d.svc.releaseRetryMax()}
 	for {
-		if !retry.sleep(d.svc.stopScan) {
+		if !retry.Sleep(d.svc.stopScan) {
 			// Shutting down: the thread stays active for the next
 			// process (exclusive store) or an adopter (shared).
 			d.log.Warn("the store never took the end of this run before the shutdown; the thread stays busy until it is taken over")

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
+	"github.com/a2a-agui-bridge/bridge/internal/retry"
+	"github.com/a2a-agui-bridge/bridge/tasks/journal"
 )
 
 // Leases let several bridge instances share one store (Redis). A run's
@@ -44,7 +46,7 @@ func (s *Service) scanLeases() {
 	defer close(s.scanDone)
 	wait := time.Duration(0) // a starting instance adopts at once
 	for {
-		if !sleep(wait, s.stopScan, nil) {
+		if !retry.Sleep(wait, s.stopScan, nil) {
 			return
 		}
 		s.adoptLapsed()
@@ -87,7 +89,7 @@ func (d *driver) keepLease(stop context.CancelCauseFunc) {
 	defer d.leasing.Done()
 	next := d.svc.lease / 3
 	for {
-		if !sleep(next, d.finishing, d.svc.ctx.Done()) {
+		if !retry.Sleep(next, d.finishing, d.svc.ctx.Done()) {
 			return
 		}
 		ours, failed := d.renew()
@@ -150,9 +152,9 @@ func (d *driver) renew() (ours, failed bool) {
 // instance that is alive always writes before another adopts its run.
 func (s *Service) releaseRetryMax() time.Duration {
 	if s.lease > 0 {
-		return max(min(appendRetryMax, s.lease/8), appendRetryFirst)
+		return max(min(journal.RetryMax, s.lease/8), journal.RetryFirst)
 	}
-	return appendRetryMax
+	return journal.RetryMax
 }
 
 // lapseGrace is how long a run's record must stay unchanged with its
@@ -199,7 +201,7 @@ func (s *Service) adoptAfter(key ThreadKey, wait time.Duration) {
 	}
 	go func() {
 		defer s.wg.Done()
-		if wait > 0 && !sleep(wait, s.stopScan, nil) {
+		if wait > 0 && !retry.Sleep(wait, s.stopScan, nil) {
 			return
 		}
 		ctx, cancel := context.WithTimeout(s.ctx, 10*time.Second)
@@ -232,17 +234,56 @@ type lapsedSighting struct {
 }
 
 // noticeCancel takes a cancel request another instance recorded on the
-// thread: that instance sent CancelTask (the task was known), so this run
-// only checks the task's state and, once it is cancelled, gives the
-// agent's stream the usual grace period to say so.
+// thread: that instance sent CancelTask for the tasks it knew, so this run
+// only checks their states and, once one is cancelled, gives its member's
+// stream the usual grace period to say so.
 func (d *driver) noticeCancel(ctx context.Context, cur *Thread) {
-	if !cur.Active.CancelRequested || cur.Active.TaskID == "" || d.team != nil || d.agent == nil || d.cancelledTask() != nil {
+	if !cur.Active.CancelRequested {
 		return
 	}
-	task, err := getTask(ctx, d.agent, d.spec.RequestTimeout, a2a.TaskID(cur.Active.TaskID))
+	for _, id := range cur.Active.Tasks {
+		d.mu.Lock()
+		m := d.following[a2a.TaskID(id)]
+		d.mu.Unlock()
+		if m == nil || d.cancelledTask(a2a.TaskID(id)) != nil {
+			continue
+		}
+		if task, err := getTask(ctx, m.agent, m.spec.RequestTimeout, a2a.TaskID(id)); err == nil {
+			d.cancelAccepted(task)
+		}
+	}
+}
+
+// noteTask records task id of member on the thread's running run (see
+// crew.noteTask), and sends the cancel requested before it was known.
+func (d *driver) noteTask(member string, spec *AgentSpec, agent Agent, id a2a.TaskID) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), 10*time.Second)
+	defer cancel()
+	ours := false
+	cur, _, err := d.svc.updateThread(ctx, d.thread.Key, nil, func(cur *Thread) bool {
+		ours = cur.Running(d.in.RunID)
+		if !ours || cur.Active.Tasks[member] == string(id) {
+			return false
+		}
+		if cur.Active.Tasks == nil {
+			cur.Active.Tasks = map[string]string{}
+		}
+		cur.Active.Tasks[member] = string(id)
+		return true
+	})
 	if err != nil {
+		d.log.Warn("record the run's task", "member", member, "err", err)
 		return
 	}
+	if !ours || !cur.Active.CancelRequested {
+		return
+	}
+	task, err := cancelTask(d.detached(), agent, spec.RequestTimeout, id)
+	if err != nil {
+		d.log.Warn("cancel requested before the task was known; the agent did not cancel it", "member", member, "err", err)
+		return
+	}
+	d.log.Info("cancelled the task as requested", "member", member)
 	d.cancelAccepted(task)
 }
 

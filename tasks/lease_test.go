@@ -168,7 +168,7 @@ func lapsedLeaseIsAdopted(t *testing.T, store Store, v1 bool) {
 		t.Fatalf("the run ends with %s", events[len(events)-1].Type())
 	}
 	th, err = store.GetThread(t.Context(), run.Key)
-	if err != nil || th.Active != nil || th.TaskState != string(a2a.TaskStateCompleted) {
+	if err != nil || th.Active != nil || th.Own().TaskState != string(a2a.TaskStateCompleted) {
 		t.Fatalf("thread after the adoption: %+v %v", th, err)
 	}
 }
@@ -228,7 +228,7 @@ func TestCancelOnAnotherInstance(t *testing.T) {
 	run := must(a.StartRun(t.Context(), "a", in))
 	waitFor(t, func() bool {
 		th, err := store.GetThread(t.Context(), run.Key)
-		return err == nil && th.Active != nil && th.Active.TaskID == "task-1"
+		return err == nil && th.Active != nil && th.Active.Tasks[th.Key.Agent] == "task-1"
 	})
 	v, err := b.Cancel(t.Context(), "a", "th")
 	if err != nil {

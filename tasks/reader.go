@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/tasks/journal"
 )
 
 // ErrRunLost means a run ended without its terminal event reaching the
@@ -98,7 +99,7 @@ func (r *RunReader) Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, erro
 				// Read up to the live log's start. A run taken over after
 				// a crash starts past a gap in the numbers; but if the log
 				// dropped events the store does not have, they are lost.
-				start, dropped := d.live.start()
+				start, dropped := d.live.Start()
 				if dropped {
 					yield(nil, ErrRunLost)
 					return
@@ -147,23 +148,23 @@ func (r *RunReader) Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, erro
 // follows goes on (ended).
 func (r *RunReader) fromLive(ctx context.Context, d *driver, after *int64, yield func([]agui.Envelope, error) bool) (ended, stop bool) {
 	for {
-		envs, pos, changed := d.live.since(*after)
+		envs, pos, changed := d.live.Since(*after)
 		switch pos {
-		case liveMore:
+		case journal.More:
 			batch, end := r.cut(envs)
 			*after = batch[len(batch)-1].Seq
 			if !yield(batch, nil) || end {
 				return false, true
 			}
-		case liveWait:
+		case journal.Wait:
 			select {
 			case <-changed:
 			case <-ctx.Done():
 				yield(nil, ctx.Err())
 				return false, true
 			}
-		case liveEnded:
-			if tail := d.live.shortTail(); len(tail) > 0 {
+		case journal.Ended:
+			if tail := d.live.ShortTail(); len(tail) > 0 {
 				yield(tail, nil)
 				return false, true
 			}

@@ -1,18 +1,12 @@
 package tasks
 
 import (
-	"bytes"
+	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
@@ -72,13 +66,16 @@ type resumePlan struct {
 	cancel bool
 	// auth is set when the task waits for a credential (AUTH_REQUIRED):
 	// it may have gone on by itself, so what it did is shown first.
-	auth     bool
-	resolved []ResolvedInterrupt
+	auth bool
+	// subscribe: the member reattaches to taskID (a run taken over).
+	subscribe bool
+	resolved  []ResolvedInterrupt
 	// results are the answers to the agent's tool calls the message
 	// carries: the resumed run reports them as the calls' results.
 	results []mapping.SentToolResult
-	// members holds a team's resume split by member: each member's
-	// answers go to its own task. The plan itself then holds them all.
+	// members holds the resume split by member (a single agent's run has
+	// one): each member's answers go to its own task. The plan itself
+	// holds them all.
 	members map[string]*resumePlan
 	// echoed maps the AG-UI tool calls whose result the client sent itself
 	// beside the resume that approves them (CopilotKit's useInterrupt
@@ -154,12 +151,9 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 		p := pending[r.InterruptID]
 		plan.taskID, plan.contextID = a2a.TaskID(p.TaskID), p.ContextID
 		plan.auth = plan.auth || p.State == string(a2a.TaskStateAuthRequired)
-		sub := plan
-		if p.Member != "" {
-			sub = plan.member(p.Member)
-			sub.taskID, sub.contextID = a2a.TaskID(p.TaskID), p.ContextID
-			sub.auth = sub.auth || p.State == string(a2a.TaskStateAuthRequired)
-		}
+		sub := plan.member(cmp.Or(p.Member, th.Key.Agent))
+		sub.taskID, sub.contextID = a2a.TaskID(p.TaskID), p.ContextID
+		sub.auth = sub.auth || p.State == string(a2a.TaskStateAuthRequired)
 		if r.Status == agui.ResumeResolved {
 			plan.cancel = false
 			sub.cancel = false
@@ -167,7 +161,7 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 				return nil, nil, rej
 			}
 		}
-		parts, result, err := answerParts(p, r)
+		parts, result, err := mapping.AnswerParts(p, r)
 		if err != nil {
 			return nil, nil, &rejection{CodeResumePayloadInvalid, fmt.Sprintf("interrupt %s: %v", p.Interrupt.ID, err)}
 		}
@@ -176,16 +170,14 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 			plan.results = append(plan.results, *result)
 		}
 		plan.resolved = append(plan.resolved, ResolvedInterrupt{ID: r.InterruptID, Status: r.Status,
-			PayloadHash: payloadHash(r.Payload), At: now})
+			PayloadHash: mapping.PayloadHash(r.Payload), At: now})
 		ack := map[string]any{"interruptId": r.InterruptID, "status": r.Status}
 		acks = append(acks, ack)
-		if sub != plan {
-			sub.parts = append(sub.parts, parts...)
-			if result != nil {
-				sub.results = append(sub.results, *result)
-			}
-			memberAcks[p.Member] = append(memberAcks[p.Member], ack)
+		sub.parts = append(sub.parts, parts...)
+		if result != nil {
+			sub.results = append(sub.results, *result)
 		}
+		memberAcks[cmp.Or(p.Member, th.Key.Agent)] = append(memberAcks[cmp.Or(p.Member, th.Key.Agent)], ack)
 	}
 	plan.metadata = resumeMetadata(acks)
 	for name, a := range memberAcks {
@@ -222,11 +214,11 @@ func checkAnswer(p mapping.PendingInterrupt, r agui.ResumeEntry, now time.Time) 
 		return &rejection{CodeInterruptExpired, fmt.Sprintf(
 			"interrupt %s expired at %s; cancel it to continue the thread", p.Interrupt.ID, p.ExpiresAt.Format(time.RFC3339))}
 	}
-	if isAbsent(r.Payload) {
+	if mapping.PayloadAbsent(r.Payload) {
 		return &rejection{CodeResumePayloadMissing, fmt.Sprintf(
 			"resume of interrupt %s has status resolved but no payload", p.Interrupt.ID)}
 	}
-	if err := validatePayload(p.Interrupt.ResponseSchema, r.Payload); err != nil {
+	if err := mapping.ValidatePayload(p.Interrupt.ResponseSchema, r.Payload); err != nil {
 		return &rejection{CodeResumePayloadInvalid, fmt.Sprintf(
 			"the payload for interrupt %s does not match its responseSchema: %v", p.Interrupt.ID, err)}
 	}
@@ -255,7 +247,7 @@ func (s *Service) matchReplay(ctx context.Context, th *Thread, in *agui.RunAgent
 		if match == nil {
 			return nil, s.unknownInterrupt(ctx, th, r.InterruptID)
 		}
-		if match.Status != r.Status || match.PayloadHash != payloadHash(r.Payload) {
+		if match.Status != r.Status || match.PayloadHash != mapping.PayloadHash(r.Payload) {
 			return nil, &rejection{CodeInterruptAlreadyResolved, fmt.Sprintf(
 				"interrupt %s was already resolved with a different answer", r.InterruptID)}
 		}
@@ -343,147 +335,6 @@ func resumedToolCalls(th *Thread, in *agui.RunAgentInput) map[string]bool {
 		}
 	}
 	return out
-}
-
-// answerParts turns one resume entry into what the agent receives. A tool
-// approval becomes an ADK function_response naming the call (denials and
-// cancellations included, so the agent knows), returned as the call's
-// result too; any other answer is the payload as a data part, plus a text
-// part when it is a string.
-func answerParts(p mapping.PendingInterrupt, r agui.ResumeEntry) ([]*a2a.Part, *mapping.SentToolResult, error) {
-	if p.ToolCall != nil && p.AnswerAs == mapping.AnswerResumeData {
-		// Mastra reads the first data part of the message as the tool's
-		// resumeData: the payload as the user gave it (the schema the
-		// tool declared was checked above).
-		if r.Status == agui.ResumeCancelled {
-			return nil, &mapping.SentToolResult{Call: *p.ToolCall, Response: map[string]any{"cancelled": true}}, nil
-		}
-		value, err := decodePayload(r.Payload)
-		if err != nil {
-			return nil, nil, err
-		}
-		return []*a2a.Part{a2a.NewDataPart(value)}, &mapping.SentToolResult{Call: *p.ToolCall, Response: value}, nil
-	}
-	if p.ToolCall != nil {
-		var answer struct {
-			Approved   bool            `json:"approved"`
-			EditedArgs json.RawMessage `json:"editedArgs"`
-		}
-		if r.Status == agui.ResumeResolved {
-			if err := json.Unmarshal(r.Payload, &answer); err != nil {
-				return nil, nil, fmt.Errorf("a tool approval payload must be an object with approved: %v", err)
-			}
-		}
-		args := p.ToolCall.Args
-		if !isAbsent(answer.EditedArgs) {
-			args = answer.EditedArgs // a full replacement, not a merge (§4.3)
-		}
-		var argsValue any
-		_ = json.Unmarshal(args, &argsValue)
-		response := map[string]any{"approved": answer.Approved && r.Status == agui.ResumeResolved, "args": argsValue}
-		if r.Status == agui.ResumeCancelled {
-			response["cancelled"] = true
-		}
-		part := a2a.NewDataPart(map[string]any{"id": p.ToolCall.CallID, "name": p.ToolCall.Name, "response": response})
-		part.Metadata = map[string]any{"adk_type": "function_response"}
-		return []*a2a.Part{part}, &mapping.SentToolResult{Call: *p.ToolCall, Response: response}, nil
-	}
-	if r.Status == agui.ResumeCancelled {
-		return nil, nil, nil
-	}
-	if isAbsent(r.Payload) {
-		return nil, nil, nil
-	}
-	value, err := decodePayload(r.Payload)
-	if err != nil {
-		return nil, nil, err
-	}
-	parts := []*a2a.Part{a2a.NewDataPart(value)}
-	if s, ok := value.(string); ok {
-		parts = append([]*a2a.Part{a2a.NewTextPart(s)}, parts...)
-	}
-	return parts, nil, nil
-}
-
-// decodePayload decodes a resume payload, numbers kept exact.
-func decodePayload(raw json.RawMessage) (any, error) {
-	var value any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&value); err != nil {
-		return nil, fmt.Errorf("payload is not JSON: %v", err)
-	}
-	return value, nil
-}
-
-func isAbsent(raw json.RawMessage) bool {
-	t := bytes.TrimSpace(raw)
-	return len(t) == 0 || bytes.Equal(t, []byte("null"))
-}
-
-// schemaURL names the interrupt's schema for the validator. It is not a
-// file or network location: nothing is ever loaded for it.
-const schemaURL = "urn:a2a-agui-bridge:interrupt-schema"
-
-// validatePayload checks payload against schema with a JSON Schema
-// validator. The schema comes from the agent, so the validator loads no
-// references at all (no files, no network). A schema that does not compile
-// cannot be enforced; the payload then passes (the agent sees it and can
-// object).
-func validatePayload(schema map[string]any, payload json.RawMessage) error {
-	if len(schema) == 0 {
-		return nil
-	}
-	raw, err := json.Marshal(schema)
-	if err != nil {
-		return nil
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil
-	}
-	c := jsonschema.NewCompiler()
-	c.UseLoader(jsonschema.SchemeURLLoader{})
-	if err := c.AddResource(schemaURL, doc); err != nil {
-		return nil
-	}
-	sch, err := c.Compile(schemaURL)
-	if err != nil {
-		return nil
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(payload))
-	if err != nil {
-		return fmt.Errorf("payload is not JSON: %v", err)
-	}
-	if err := sch.Validate(inst); err != nil {
-		msg := strings.Join(strings.Fields(err.Error()), " ")
-		// Drop the validator's "validation failed with '<schema url>#' - "
-		// preamble: the client needs the reason, not the schema's name.
-		if _, rest, ok := strings.Cut(msg, "' - "); ok {
-			msg = rest
-		}
-		return errors.New(msg)
-	}
-	return nil
-}
-
-// payloadHash identifies a payload by the SHA-256 of its canonical JSON
-// (object keys sorted), so a replay with reordered keys still matches.
-func payloadHash(payload json.RawMessage) string {
-	if isAbsent(payload) {
-		return ""
-	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.UseNumber()
-	canonical := []byte(payload)
-	if dec.Decode(&v) == nil {
-		if b, err := json.Marshal(v); err == nil {
-			canonical = b
-		}
-	}
-	sum := sha256.Sum256(canonical)
-	return hex.EncodeToString(sum[:])
 }
 
 // appendResolved adds answered interrupts to the thread's memory, keeping

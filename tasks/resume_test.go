@@ -619,11 +619,11 @@ func TestSchemaLoadsNoReferences(t *testing.T) {
 	if err := os.WriteFile(secret, []byte(`{"const":"hunter2-secret"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := validatePayload(map[string]any{"$ref": "file://" + secret}, json.RawMessage(`"x"`))
+	err := mapping.ValidatePayload(map[string]any{"$ref": "file://" + secret}, json.RawMessage(`"x"`))
 	if err != nil && strings.Contains(err.Error(), "hunter2") {
 		t.Fatalf("the schema read a local file: %v", err)
 	}
-	err = validatePayload(map[string]any{"type": "object", "required": []any{"city"}}, json.RawMessage(`{}`))
+	err = mapping.ValidatePayload(map[string]any{"type": "object", "required": []any{"city"}}, json.RawMessage(`{}`))
 	if err == nil || strings.Contains(err.Error(), "urn:") || strings.Contains(err.Error(), "/") {
 		t.Fatalf("validation error %v", err)
 	}

@@ -110,7 +110,7 @@ type Options struct {
 	// StoreOutage is how long a run waits for a failing store to take its
 	// events before it ends with RUN_ERROR store_unavailable; meanwhile
 	// its clients are shown nothing new and its agent is read no further
-	// ahead than maxPending events. Default: Lease/2 where leases are in
+	// ahead than journal.MaxPending events. Default: Lease/2 where leases are in
 	// force — well inside the lease, so a run that rides an outage out
 	// still owns its thread when the store is back and renews at once —
 	// else 10s.

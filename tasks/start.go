@@ -49,7 +49,9 @@ type start struct {
 	in   *agui.RunAgentInput
 	cat  *agentCatalog
 	spec *AgentSpec
-	team *TeamSpec // nil for a single agent
+	// crew is the run's members: the agent alone (soloTeam), or a team's.
+	crew  *TeamSpec
+	alone bool
 
 	key     ThreadKey
 	current *Thread
@@ -68,11 +70,8 @@ type start struct {
 // group, unless the bridge is shutting down.
 func (s *Service) admit(name string, in *agui.RunAgentInput) (*start, error) {
 	c := s.catalog.Load()
-	st := &start{s: s, name: name, in: in, cat: c, spec: c.agents[name], team: c.teams[name], release: func() {}}
-	if st.team != nil {
-		st.spec = c.teamAgentSpec(st.team)
-	}
-	if st.spec == nil {
+	st := &start{s: s, name: name, in: in, cat: c, release: func() {}}
+	if !st.cast() {
 		return nil, unknownAgent(name)
 	}
 	if !s.enter() {
@@ -80,6 +79,19 @@ func (s *Service) admit(name string, in *agui.RunAgentInput) (*start, error) {
 			Message: "the bridge is shutting down", Err: ErrShuttingDown}
 	}
 	return st, nil
+}
+
+// cast finds the run's members: the agent alone, or a team's.
+func (st *start) cast() bool {
+	if spec, ok := st.cat.agents[st.name]; ok {
+		st.spec, st.crew, st.alone = spec, soloTeam(spec), true
+		return true
+	}
+	if team, ok := st.cat.teams[st.name]; ok {
+		st.spec, st.crew = st.cat.teamAgentSpec(team), team
+		return true
+	}
+	return false
 }
 
 // enter counts a run about to start in the Service's wait group (its
@@ -152,7 +164,7 @@ func (st *start) planned(ctx context.Context) (*RunReader, error) {
 		}
 		return nil, threadBusy(key, current.Active.RunID)
 	}
-	action, err := s.planA2UIAction(ctx, st.spec, st.team, current, in)
+	action, err := s.planA2UIAction(ctx, st, current, in)
 	if err != nil {
 		return nil, err
 	}
@@ -178,12 +190,15 @@ func (st *start) claim(ctx context.Context) (*Thread, error) {
 		return nil, storeError(err)
 	}
 	st.after = after
-	claim := claimed{runID: in.RunID, after: after, task: st.plan.continueTask}
+	claim := claimed{runID: in.RunID, after: after, task: st.plan.continueTask, member: st.name}
 	if resume != nil {
 		for i := range resume.resolved {
 			resume.resolved[i].RunID, resume.resolved[i].AfterSeq = in.RunID, after
 		}
 		claim.answering, claim.task, claim.results = resume.resolved, resume.taskID, resume.results
+		for name, m := range resume.members {
+			claim.member, claim.task = name, m.taskID // the run's task when it has one member
+		}
 	}
 	if claim.input, err = json.Marshal(in); err != nil {
 		return nil, &Error{Code: agui.CodeInvalidInput, Message: "the request cannot be recorded", Err: err}
@@ -205,31 +220,15 @@ func (st *start) spawn(ctx context.Context, th *Thread) (*RunReader, error) {
 	d := newDriver(s, st.spec, th, st.in, st.after, plan)
 	d.releaseSlot = st.release
 	d.begin(ctx, trace.SpanKindServer)
+	d.crew = newCrew(d, st.crew, st.cat, st.alone)
 	run := &RunReader{Key: st.key, RunID: st.in.RunID, svc: s, after: st.after, driver: d}
-	body := d.drive
-	nothingToSay := len(plan.parts) == 0 && (plan.resume == nil || !plan.resume.cancel)
-	switch {
-	case nothingToSay:
-		// Nothing new to say to the agent (a client re-running a thread
-		// without a new user message): finish at once without calling it.
-		body = d.nothingToDo
-	case st.team != nil:
-		// Each member connects on its own: one that is down does not
-		// stop the others.
-		d.runTeam(newTeamRun(d, st.team, st.cat))
-	default:
-		agent, err := st.spec.Connect(ctx)
-		if err != nil {
-			s.release(th, nil)
-			d.observeEnd(OutcomeError, a2a.Classify(err).Code)
-			return nil, agentError(st.name, err)
-		}
-		d.agent = agent
-	}
 	st.spawned = true
 	s.register(d)
-	go d.lifecycle(body)
-	if nothingToSay {
+	go d.lifecycle()
+	// Nothing new to say to the agent (a client re-running a thread
+	// without a new user message): the run finishes at once without
+	// calling it.
+	if len(plan.parts) == 0 && (plan.resume == nil || !plan.resume.cancel) {
 		return run, nil
 	}
 	if err := d.awaitAnswer(ctx, s.wait); err != nil {
@@ -259,7 +258,9 @@ func planMessage(th *Thread, in *agui.RunAgentInput, resume *resumePlan, parts [
 		var results []*a2a.Part
 		results, newIDs = mapping.ToolResults(in.Messages, th.FrontendCalls, th.SeenMessageIDs, newIDs)
 		parts = append(results, parts...)
-		plan.continueTask = a2a.TaskID(th.TaskID)
+		if rec := th.Members[th.Key.Agent]; rec != nil {
+			plan.continueTask = a2a.TaskID(rec.TaskID)
+		}
 	}
 	plan.parts, plan.newIDs = parts, newIDs
 	return plan
@@ -273,6 +274,7 @@ type claimed struct {
 	answering []ResolvedInterrupt
 	results   []mapping.SentToolResult
 	task      a2a.TaskID // the task the run continues, when it continues one
+	member    string     // the member following task
 }
 
 // claim marks th (as read) as running c.runID, or fails with thread_busy
@@ -288,7 +290,9 @@ func (s *Service) claim(ctx context.Context, th *Thread, c claimed) (*Thread, er
 		Input:    c.input,
 		Results:  c.results,
 		Resolved: c.answering,
-		TaskID:   string(c.task),
+	}
+	if c.task != "" {
+		th.Active.Tasks = map[string]string{c.member: string(c.task)}
 	}
 	if s.lease > 0 {
 		th.Active.LeaseExpires = time.Now().Add(s.lease)
@@ -325,7 +329,7 @@ func activeReplay(th *Thread, in *agui.RunAgentInput) *replay {
 	for _, r := range in.Resume {
 		ok := false
 		for _, a := range th.Active.Resolved {
-			if a.ID == r.InterruptID && a.Status == r.Status && a.PayloadHash == payloadHash(r.Payload) {
+			if a.ID == r.InterruptID && a.Status == r.Status && a.PayloadHash == mapping.PayloadHash(r.Payload) {
 				ok = true
 			}
 		}

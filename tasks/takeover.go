@@ -10,7 +10,6 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
 )
 
@@ -56,32 +55,23 @@ func (s *Service) takeOver(ctx context.Context, key ThreadKey) (bool, error) {
 	if th == nil || err != nil {
 		return false, err
 	}
-	cat := s.catalog.Load()
+	// An agent or team this config does not have (a reload removed it)
+	// is left alone, as adoptable leaves one of another instance.
+	st := &start{s: s, name: key.Agent, cat: s.catalog.Load()}
+	if !st.cast() {
+		return false, nil
+	}
 	in := recordedInput(s.log, key, th.Active)
 	next, prior, last, err := s.reclaim(ctx, th)
 	if next == nil || err != nil {
 		return false, err
 	}
-	d := newDriver(s, cat.agents[key.Agent], next, in, last, runPlan{takeover: true, prior: prior})
-	body := d.drive
-	if team := cat.teams[key.Agent]; team != nil {
-		// A team run's members each had their own stream; they are not
-		// followed again. The run ends here, its members' tasks go on,
-		// and the thread's next run sees where they are.
-		d.spec = cat.teamAgentSpec(team)
-		d.runTeam(newTeamRun(d, team, cat))
-		body = func() {
-			d.abandon("the bridge restarted during this team's run; its members' tasks go on: ask again to see their answers")
-		}
-	} else if d.spec == nil {
-		// The agent left the configuration: end the run plainly.
-		d.spec = &AgentSpec{Name: key.Agent}
-		body = func() { d.abandon(fmt.Sprintf("agent %q is no longer configured", key.Agent)) }
-	}
+	d := newDriver(s, st.spec, next, in, last, runPlan{takeover: true, prior: prior})
+	d.crew = newCrew(d, st.crew, st.cat, st.alone)
 	d.begin(ctx, trace.SpanKindInternal)
 	started = true
 	s.register(d)
-	go d.lifecycle(body)
+	go d.lifecycle()
 	return true, nil
 }
 
@@ -181,52 +171,6 @@ func (s *Service) runEvents(ctx context.Context, key ThreadKey, runID string, af
 			out = append(out, ev)
 		}
 	}
-}
-
-// reattach continues a taken-over run: SubscribeToTask on the run's task
-// (its first event is a Task snapshot, which the translator, rebuilt from
-// the journal, does not show again), and GetTask polling where the agent
-// cannot subscribe (no streaming, or no live execution to attach to).
-func (d *driver) reattach(ctx context.Context) {
-	if len(d.plan.prior) > 0 && isTerminalEvent(d.plan.prior[len(d.plan.prior)-1]) {
-		// The run had ended; only the release is missing.
-		d.outcome, d.code = outcomeOf(d.plan.prior[len(d.plan.prior)-1])
-		d.moveTo(phaseReleased)
-		d.svc.release(d.thread, nil)
-		return
-	}
-	id := a2a.TaskID(d.thread.Active.TaskID)
-	if id == "" {
-		id = d.tr.TaskID()
-	}
-	if id == "" {
-		d.emit(d.tr.Fail(CodeServerShutdown, "the bridge stopped before the agent named its task, so its answer cannot be followed; please ask again"))
-		return
-	}
-	agent, err := d.spec.Connect(ctx)
-	if err != nil {
-		info := a2a.Classify(err)
-		d.emit(d.tr.Fail(info.Code, fmt.Sprintf("agent %q: %s", d.spec.Name, info.Message)))
-		return
-	}
-	d.agent = agent
-	ctx = d.activateA2UI(ctx)
-	// The agent named the task, so it took the run's message.
-	d.reached, d.sentInput = true, true
-	d.moveTo(phaseRunning)
-	d.nameTask(id, d.tr.ContextID())
-	d.log.Info("took over the run")
-	d.converse(ctx, &opening{subscribe: id})
-}
-
-// abandon ends a taken-over run that cannot go on.
-func (d *driver) abandon(why string) {
-	d.emit(d.out.Fail(CodeServerShutdown, why))
-	// A team's members may have left messages open that the new Team,
-	// which has no translator per member, cannot close: the verifier then
-	// refuses the RUN_ERROR and the run ends unwritten, but the thread is
-	// still released (finish), for the next run.
-	d.finish()
 }
 
 func isTerminalEvent(e agui.Event) bool {

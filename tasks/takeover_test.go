@@ -72,7 +72,7 @@ func TestTakeOverAfterShutdown(t *testing.T) {
 			t.Fatalf("v1=%v: the run ends with %s", v1, events[len(events)-1].Type())
 		}
 		th, err := store.GetThread(t.Context(), run.Key)
-		if err != nil || th.Active != nil || th.TaskState != string(a2a.TaskStateCompleted) {
+		if err != nil || th.Active != nil || th.Own().TaskState != string(a2a.TaskStateCompleted) {
 			t.Fatalf("thread after the takeover: %+v %v", th, err)
 		}
 	}

@@ -107,7 +107,7 @@ func (s *Service) Thread(ctx context.Context, agent, threadID string) (*ThreadVi
 }
 
 func viewOf(th *Thread) *ThreadView {
-	v := &ThreadView{Agent: th.Key.Agent, ThreadID: th.Key.ThreadID, ContextID: th.ContextID,
+	v := &ThreadView{Agent: th.Key.Agent, ThreadID: th.Key.ThreadID,
 		Messages: th.Messages, State: th.State, PendingInterrupts: []InterruptView{},
 		Version: th.Version, UpdatedAt: th.UpdatedAt}
 	if th.Active != nil {
@@ -119,10 +119,15 @@ func viewOf(th *Thread) *ThreadView {
 	if len(v.State) == 0 {
 		v.State = json.RawMessage(`{}`)
 	}
-	if th.TaskID != "" {
-		v.Task = &TaskView{ID: th.TaskID, State: th.TaskState}
-	}
 	for name, m := range th.Members {
+		if name == th.Key.Agent {
+			// An agent's own thread: its one member is the agent.
+			v.ContextID = m.ContextID
+			if m.TaskID != "" {
+				v.Task = &TaskView{ID: m.TaskID, State: m.TaskState}
+			}
+			continue
+		}
 		if v.Members == nil {
 			v.Members = map[string]*TaskView{}
 		}
@@ -139,141 +144,77 @@ func viewOf(th *Thread) *ThreadView {
 	return v
 }
 
-// Cancel asks the agent to cancel the thread's task (A2A CancelTask).
+// Cancel asks the thread's agents to cancel their tasks (A2A CancelTask).
 //
-// With a run in progress it cancels the run's task: at once when the task
-// is known, else the run sends CancelTask as soon as the agent names it.
-// The run then ends cancelled (RUN_FINISHED with the cancelled outcome for
-// 1.0 clients, RUN_ERROR "cancelled" for older ones) as the agent reports
-// it, and the thread is free again. A repeated request sends nothing more.
-// An agent that refuses is reported in the result; the run goes on.
+// With a run in progress it cancels the tasks its members follow: at once
+// those known, the others as soon as their agents name them. The members'
+// parts then end cancelled as the agents report it (the run ends with the
+// cancelled outcome for 1.0 clients, RUN_ERROR "cancelled" for older
+// ones), and the thread is free again. A repeated request sends nothing
+// more. An agent that refuses is reported in the result; the run goes on.
 //
-// Without a run, it cancels the thread's current task and clears its
-// pending interrupts; a thread whose task already ended is returned as it
-// is.
+// Without a run, it cancels every member's task still open and clears the
+// thread's pending interrupts; a thread whose tasks already ended is
+// returned as it is.
 func (s *Service) Cancel(ctx context.Context, agent, threadID string) (*ThreadView, error) {
 	th, err := s.loadThread(ctx, agent, threadID)
 	if err != nil {
 		return nil, err
 	}
-	if s.teamSpec(agent) != nil {
-		return s.cancelTeam(ctx, th)
-	}
-	if s.running(th) {
-		return s.cancelRun(ctx, th)
-	}
-	return s.cancelIdle(ctx, th)
-}
-
-// cancelTeam cancels a team thread: with a run in progress, every member's
-// task (those not named yet as soon as they are); without one, every
-// member's task that is still open, and the thread's pending interrupts.
-func (s *Service) cancelTeam(ctx context.Context, th *Thread) (*ThreadView, error) {
-	res := &CancelResultView{}
 	if s.running(th) {
 		cur, asked, err := s.markCancel(ctx, th)
 		if err != nil {
 			return nil, storeError(err)
 		}
 		if s.running(cur) {
-			res.Requested, res.Repeated = true, !asked
-			if d := s.driving(cur.Key, cur.Active.RunID); d != nil && d.team != nil {
-				d.team.requestCancel()
-			}
-			v := viewOf(cur)
-			v.Cancel = res
-			return v, nil
+			return s.cancelRun(ctx, cur, asked)
 		}
 		th = cur // the run ended meanwhile: cancel what it left open
 	}
-	for _, name := range slices.Sorted(maps.Keys(th.Members)) {
-		rec := th.Members[name]
-		if rec.TaskID == "" || a2a.IsTerminal(a2a.TaskState(rec.TaskState)) {
-			continue
-		}
-		spec := s.agentSpec(name)
-		if spec == nil {
-			continue
-		}
-		conn, err := spec.Connect(ctx)
-		if err != nil {
-			return nil, agentError(name, err)
-		}
-		task, requested, err := cancelOrGet(ctx, conn, spec.RequestTimeout, a2a.TaskID(rec.TaskID), true)
-		if err != nil {
-			return nil, agentError(name, err)
-		}
-		res.Requested = res.Requested || requested
-		rec.TaskState = string(task.Status.State)
-	}
-	th, err := s.recordCancel(ctx, th, func(cur *Thread) bool {
-		if s.running(cur) {
-			return false
-		}
-		for name, rec := range th.Members {
-			if c := cur.Members[name]; c != nil && c.TaskID == rec.TaskID {
-				c.TaskState = rec.TaskState
-			}
-		}
-		return true
-	})
-	if err != nil {
-		return nil, err
-	}
-	v := viewOf(th)
-	v.Cancel = res
-	return v, nil
+	return s.cancelIdle(ctx, th)
 }
 
-// cancelRun cancels the thread's running run (see Cancel).
-func (s *Service) cancelRun(ctx context.Context, th *Thread) (*ThreadView, error) {
-	th, asked, err := s.markCancel(ctx, th)
-	if err != nil {
-		return nil, storeError(err)
-	}
-	if !s.running(th) {
-		return s.cancelIdle(ctx, th) // the run ended meanwhile
-	}
-	if !asked {
-		v := viewOf(th)
-		v.Cancel = &CancelResultView{Requested: true, Repeated: true, TaskState: th.TaskState}
-		return v, nil
-	}
-	res := &CancelResultView{Requested: true, TaskState: th.TaskState}
-	if th.Active.TaskID == "" {
-		// The run records the task when the agent names it, sees this
-		// request and sends CancelTask then.
-		res.WaitingForTask = true
-		v := viewOf(th)
-		v.Cancel = res
-		return v, nil
-	}
-	spec := s.agentSpec(th.Key.Agent)
-	if spec == nil {
-		return nil, unknownAgent(th.Key.Agent)
-	}
-	conn, err := spec.Connect(ctx)
-	var task *a2a.Task
-	if err == nil {
-		task, err = cancelTask(ctx, conn, spec.RequestTimeout, a2a.TaskID(th.Active.TaskID))
-	}
-	switch {
-	case err == nil:
-		res.TaskState = string(task.Status.State)
-		if d := s.driving(th.Key, th.Active.RunID); d != nil {
-			d.cancelAccepted(task)
-		}
-	case errors.Is(err, a2a.ErrTaskNotCancelable):
-		info := a2a.Classify(err)
-		res.Refused = &CancelRefusal{Code: info.Code, Message: info.Message}
-	default:
-		// The request did not reach the agent: forget it, so that a retry
-		// sends CancelTask again.
-		s.forgetCancel(th)
-		return nil, agentError(th.Key.Agent, err)
-	}
+// cancelRun cancels the tasks of th's running run (see Cancel); asked
+// says this request recorded the cancel.
+func (s *Service) cancelRun(ctx context.Context, th *Thread, asked bool) (*ThreadView, error) {
 	v := viewOf(th)
+	res := &CancelResultView{Requested: true, Repeated: !asked}
+	if v.Task != nil {
+		res.TaskState = v.Task.State
+	}
 	v.Cancel = res
+	if !asked {
+		return v, nil
+	}
+	// The run records each task when its agent names it, sees this
+	// request and sends CancelTask then.
+	res.WaitingForTask = len(th.Active.Tasks) == 0
+	for _, name := range slices.Sorted(maps.Keys(th.Active.Tasks)) {
+		spec := s.agentSpec(name)
+		if spec == nil {
+			return nil, unknownAgent(name)
+		}
+		conn, err := spec.Connect(ctx)
+		var task *a2a.Task
+		if err == nil {
+			task, err = cancelTask(ctx, conn, spec.RequestTimeout, a2a.TaskID(th.Active.Tasks[name]))
+		}
+		switch {
+		case err == nil:
+			res.TaskState = string(task.Status.State)
+			if d := s.driving(th.Key, th.Active.RunID); d != nil {
+				d.cancelAccepted(task)
+			}
+		case errors.Is(err, a2a.ErrTaskNotCancelable):
+			info := a2a.Classify(err)
+			res.Refused = &CancelRefusal{Code: info.Code, Message: info.Message}
+		default:
+			// The request did not reach the agent: forget it, so that a
+			// retry sends CancelTask again.
+			s.forgetCancel(th)
+			return nil, agentError(name, err)
+		}
+	}
 	return v, nil
 }
 
@@ -290,40 +231,48 @@ func (s *Service) forgetCancel(th *Thread) {
 	})
 }
 
-// cancelIdle cancels the task of a thread without a running run.
+// cancelIdle cancels the open tasks of a thread without a running run.
 func (s *Service) cancelIdle(ctx context.Context, th *Thread) (*ThreadView, error) {
-	agent := th.Key.Agent
-	res := &CancelResultView{TaskState: th.TaskState}
-	if th.TaskID == "" || a2a.IsTerminal(a2a.TaskState(th.TaskState)) {
-		v := viewOf(th)
-		v.Cancel = res
-		return v, nil
+	res := &CancelResultView{}
+	states := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(th.Members)) {
+		rec := th.Members[name]
+		res.TaskState = rec.TaskState
+		if rec.TaskID == "" || a2a.IsTerminal(a2a.TaskState(rec.TaskState)) {
+			continue
+		}
+		if f := s.takeSignInWatch(th.Key, a2a.TaskID(rec.TaskID)); f != nil {
+			f.release() // nobody will resume it now
+		}
+		spec := s.agentSpec(name)
+		if spec == nil {
+			return nil, unknownAgent(name)
+		}
+		conn, err := spec.Connect(ctx)
+		if err != nil {
+			return nil, agentError(name, err)
+		}
+		task, requested, err := cancelOrGet(ctx, conn, spec.RequestTimeout, a2a.TaskID(rec.TaskID), false)
+		if err != nil {
+			return nil, agentError(name, err)
+		}
+		res.Requested = res.Requested || requested
+		res.TaskState = string(task.Status.State)
+		states[name] = res.TaskState
 	}
-	if f := s.takeSignInWatch(th.Key, a2a.TaskID(th.TaskID)); f != nil {
-		f.release() // nobody will resume it now
-	}
-	spec := s.agentSpec(agent)
-	if spec == nil {
-		return nil, unknownAgent(agent)
-	}
-	conn, err := spec.Connect(ctx)
-	if err != nil {
-		return nil, agentError(agent, err)
-	}
-	task, requested, err := cancelOrGet(ctx, conn, spec.RequestTimeout, a2a.TaskID(th.TaskID), false)
-	if err != nil {
-		return nil, agentError(agent, err)
-	}
-	res.Requested = requested
-	state := string(task.Status.State)
-	res.TaskState = state
-	if th.Active == nil {
-		taskID := th.TaskID
+	if len(states) > 0 && th.Active == nil {
+		var err error
 		if th, err = s.recordCancel(ctx, th, func(cur *Thread) bool {
-			if cur.Active != nil || cur.TaskID != taskID {
+			if cur.Active != nil {
 				return false
 			}
-			cur.TaskState = state
+			for name, state := range states {
+				c := cur.Members[name]
+				if c == nil || c.TaskID != th.Members[name].TaskID {
+					return false // a run started since: the record is its
+				}
+				c.TaskState = state
+			}
 			return true
 		}); err != nil {
 			return nil, err

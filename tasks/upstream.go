@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/internal/retry"
 	"github.com/a2a-agui-bridge/bridge/mapping"
 )
 
@@ -153,7 +154,7 @@ func extend(ctx context.Context, agent Agent, op *opening) context.Context {
 // false. It returns what stopped it otherwise: ctx's end, or the error of
 // the third failed call in a row.
 func pollTask(ctx context.Context, spec *AgentSpec, agent Agent, id a2a.TaskID, next func(*a2a.Task) bool) error {
-	retry, failures := backoff{next: spec.PollInitial, max: spec.PollMax}, 0
+	retry, failures := retry.Backoff{Next: spec.PollInitial, Max: spec.PollMax}, 0
 	for {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -170,7 +171,7 @@ func pollTask(ctx context.Context, spec *AgentSpec, agent Agent, id a2a.TaskID, 
 				return nil
 			}
 		}
-		if !retry.sleep(ctx.Done()) {
+		if !retry.Sleep(ctx.Done()) {
 			return ctx.Err()
 		}
 	}

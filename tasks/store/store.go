@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
@@ -41,16 +42,6 @@ func (k ThreadKey) String() string { return k.Agent + "/" + k.ThreadID }
 // a thread under its key.
 type Thread struct {
 	Key ThreadKey `json:"-"`
-	// ContextID is the A2A context, learned from the agent's first reply
-	// and never invented.
-	ContextID string `json:"contextId,omitempty"`
-	// TaskID and TaskState are the thread's current A2A task.
-	TaskID    string `json:"taskId,omitempty"`
-	TaskState string `json:"taskState,omitempty"`
-	// TaskArtifacts are the artifacts of TaskID that runs showed, so a run
-	// that continues the task does not show them again when a Task
-	// snapshot repeats them.
-	TaskArtifacts []string `json:"taskArtifacts,omitempty"`
 	// SeenMessageIDs are the AG-UI user message ids already sent to the
 	// agent, so a run sends only what the agent has not seen.
 	SeenMessageIDs []string `json:"seenMessageIds,omitempty"`
@@ -96,9 +87,10 @@ type Thread struct {
 	// StateVersion counts the shared-state changes sent on this thread.
 	StateVersion int64 `json:"stateVersion,omitempty"`
 
-	// Members are a team thread's members, each with its own A2A context
-	// and task; Routed is the member a router team sent the thread to
-	// last.
+	// Members are what the thread's agents learned, by agent: each its own
+	// A2A context and current task. A single agent's thread has one member,
+	// the agent itself; a team's has one per member it ran. Routed is the
+	// member a router team sent the thread to last.
 	Members map[string]*MemberRecord `json:"members,omitempty"`
 	Routed  string                   `json:"routed,omitempty"`
 	// Version is the optimistic-concurrency version: 0 for a thread not
@@ -129,10 +121,11 @@ type ActiveRun struct {
 	// run over (after a restart) translates it as the run began.
 	Input   json.RawMessage          `json:"activeInput,omitempty"`
 	Results []mapping.SentToolResult `json:"activeResults,omitempty"`
-	// TaskID is the A2A task the run follows, once known: set when the run
-	// starts if it continues a task, else as soon as the agent names it. A
-	// cancel request reaches the task through it.
-	TaskID string `json:"activeTaskId,omitempty"`
+	// Tasks are the A2A tasks the run's members follow, by member, once
+	// known: set when the run starts for a task it continues, else as soon
+	// as the member's agent names it. A cancel request reaches them
+	// through it.
+	Tasks map[string]string `json:"activeTasks,omitempty"`
 	// CancelRequested says a cancel of the run was asked for: a second
 	// request sends nothing more, and a run whose task was not known yet
 	// cancels it the moment the agent names it.
@@ -157,6 +150,20 @@ type threadFields Thread
 type threadJSON struct {
 	*threadFields
 	*ActiveRun
+	legacyTask
+}
+
+// legacyTask is what records written before every run was a run of
+// members held of a single agent's task: at the top level, beside the
+// thread's fields. Decoding files it under the member "" (the record does
+// not name its agent); Upgrade, once the key is known, under the agent.
+type legacyTask struct {
+	ContextID     string   `json:"contextId,omitempty"`
+	TaskID        string   `json:"taskId,omitempty"`
+	TaskState     string   `json:"taskState,omitempty"`
+	TaskArtifacts []string `json:"taskArtifacts,omitempty"`
+	// ActiveTaskID was the running run's task.
+	ActiveTaskID string `json:"activeTaskId,omitempty"`
 }
 
 // MarshalJSON writes the thread in its storage format.
@@ -172,10 +179,42 @@ func (t *Thread) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	t.Active = v.ActiveRun
+	if l := v.legacyTask; l.ContextID != "" || l.TaskID != "" || l.TaskState != "" {
+		if t.Members == nil {
+			t.Members = map[string]*MemberRecord{}
+		}
+		t.Members[""] = &MemberRecord{ContextID: l.ContextID, TaskID: l.TaskID, TaskState: l.TaskState, TaskArtifacts: l.TaskArtifacts}
+	}
+	if id := v.legacyTask.ActiveTaskID; id != "" && t.Active != nil && t.Active.Tasks == nil {
+		t.Active.Tasks = map[string]string{"": id}
+	}
 	return nil
 }
 
-// MemberRecord is one team member's part of a thread.
+// Upgrade moves what a record written by an earlier version of the bridge
+// kept of a single agent's task at the top level into Members, under the
+// thread's agent (Key.Agent), where every record now keeps it. Stores call
+// it on each record they read, once Key is set; the next write stores the
+// new shape.
+func (t *Thread) Upgrade() {
+	if m, ok := t.Members[""]; ok {
+		delete(t.Members, "")
+		if t.Members[t.Key.Agent] == nil {
+			t.Members[t.Key.Agent] = m
+		}
+	}
+	if t.Active != nil {
+		if id, ok := t.Active.Tasks[""]; ok {
+			t.Active.Tasks = map[string]string{t.Key.Agent: id}
+		}
+	}
+}
+
+// MemberRecord is what one of a thread's agents learned: its A2A context
+// (learned from the agent's first reply, never invented), its current task
+// and that task's state, and the task's artifacts runs showed, so a run
+// that continues the task does not show them again when a Task snapshot
+// repeats them.
 type MemberRecord struct {
 	ContextID     string   `json:"contextId,omitempty"`
 	TaskID        string   `json:"taskId,omitempty"`
@@ -199,7 +238,6 @@ type ResolvedInterrupt struct {
 // stored data. Elements are values the bridge never mutates in place.
 func (t *Thread) Clone() *Thread {
 	c := *t
-	c.TaskArtifacts = append([]string(nil), t.TaskArtifacts...)
 	c.SeenMessageIDs = append([]string(nil), t.SeenMessageIDs...)
 	c.Messages = append([]agui.Message(nil), t.Messages...)
 	c.State = append(json.RawMessage(nil), t.State...)
@@ -210,6 +248,7 @@ func (t *Thread) Clone() *Thread {
 		a.Input = append(json.RawMessage(nil), a.Input...)
 		a.Results = append([]mapping.SentToolResult(nil), a.Results...)
 		a.Resolved = append([]ResolvedInterrupt(nil), a.Resolved...)
+		a.Tasks = maps.Clone(a.Tasks)
 		c.Active = &a
 	}
 	c.ToolCalls = append([]mapping.ToolCallRef(nil), t.ToolCalls...)
@@ -293,4 +332,13 @@ type Store interface {
 	// Ping reports whether the store is usable (readiness).
 	Ping(ctx context.Context) error
 	Close() error
+}
+
+// Own is the record of an agent's own thread: its one member, the agent
+// (Key.Agent); the zero record while the agent has named nothing.
+func (t *Thread) Own() MemberRecord {
+	if m := t.Members[t.Key.Agent]; m != nil {
+		return *m
+	}
+	return MemberRecord{}
 }

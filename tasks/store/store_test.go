@@ -11,8 +11,10 @@ import (
 )
 
 // TestThreadStorageFormat: the active run's fields are stored flat beside
-// the thread's, as records were written before ActiveRun existed, so
-// stores written by earlier versions read the same and vice versa.
+// the thread's, as records were written before ActiveRun existed; a record
+// that kept a single agent's task at the top level (before every run was a
+// run of members) reads with it moved into Members (Upgrade), and is
+// written back in the new shape.
 func TestThreadStorageFormat(t *testing.T) {
 	t.Parallel()
 	// A record as the bridge wrote it when the fields were Thread's own.
@@ -24,10 +26,13 @@ func TestThreadStorageFormat(t *testing.T) {
 	if err := json.Unmarshal([]byte(legacy), &th); err != nil {
 		t.Fatal(err)
 	}
-	want := store.Thread{ContextID: "ctx-1", LastRunID: "run-0", Principal: "alice", Version: 4,
+	th.Key = store.ThreadKey{Agent: "a", ThreadID: "t"}
+	th.Upgrade()
+	want := store.Thread{Key: th.Key, LastRunID: "run-0", Principal: "alice", Version: 4,
+		Members: map[string]*store.MemberRecord{"a": {ContextID: "ctx-1"}},
 		Active: &store.ActiveRun{RunID: "run-1", Since: time.Date(2026, 5, 1, 12, 30, 0, 0, time.UTC), Owner: "i-1",
 			LeaseExpires: time.Date(2026, 5, 1, 12, 31, 0, 0, time.UTC), After: 12,
-			Input: json.RawMessage(`{"runId":"run-1"}`), TaskID: "task-1", CancelRequested: true}}
+			Input: json.RawMessage(`{"runId":"run-1"}`), Tasks: map[string]string{"a": "task-1"}, CancelRequested: true}}
 	if diff := cmp.Diff(want, th); diff != "" {
 		t.Fatalf("legacy record decoded (-want +got):\n%s", diff)
 	}
@@ -40,9 +45,14 @@ func TestThreadStorageFormat(t *testing.T) {
 	if err := json.Unmarshal(b, &flat); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"activeRunId", "owner", "leaseExpires", "activeTaskId", "contextId", "version"} {
+	for _, k := range []string{"activeRunId", "owner", "leaseExpires", "activeTasks", "members", "version"} {
 		if _, ok := flat[k]; !ok {
 			t.Errorf("stored form has no top-level %q: %s", k, b)
+		}
+	}
+	for _, k := range []string{"activeTaskId", "contextId", "taskId"} {
+		if _, ok := flat[k]; ok {
+			t.Errorf("stored form keeps the old top-level %q: %s", k, b)
 		}
 	}
 	if _, ok := flat["Active"]; ok {

@@ -44,7 +44,7 @@ func TestBoltReadsEarlierRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	th, err := s.GetThread(t.Context(), key)
-	if err != nil || th.Key != key || th.ContextID != "ctx" || th.TaskID != "t1" || th.Version != 3 {
+	if err != nil || th.Key != key || th.Own().ContextID != "ctx" || th.Own().TaskID != "t1" || th.Version != 3 {
 		t.Fatalf("thread %+v, %v", th, err)
 	}
 	es, err := s.Read(t.Context(), key, 0, 10)
@@ -129,7 +129,7 @@ func TestBoltMigratesFormat1(t *testing.T) {
 	alice := ThreadKey{Agent: "agent", Principal: "alice", ThreadID: "t\x00/1"}
 	anon := ThreadKey{Agent: "agent", ThreadID: "anon"}
 	th, err := s.GetThread(ctx, alice)
-	if err != nil || th.Key != alice || th.ContextID != "ctx-alice" || th.Version != 3 || !th.Running("run-1") {
+	if err != nil || th.Key != alice || th.Own().ContextID != "ctx-alice" || th.Version != 3 || !th.Running("run-1") {
 		t.Fatalf("alice's migrated thread: %+v, %v", th, err)
 	}
 	if es, err := s.Read(ctx, alice, 0, 0); err != nil || len(es) != 2 || es[1].RunID != "run-1" || !es[1].Terminal || string(es[1].Event) != `{"n":2}` {
@@ -147,7 +147,7 @@ func TestBoltMigratesFormat1(t *testing.T) {
 			t.Errorf("LastSeq(%#v) after the migration: %d, %v; want an empty journal", k, n, err)
 		}
 	}
-	if th, err := s.GetThread(ctx, anon); err != nil || th.ContextID != "ctx-anon" {
+	if th, err := s.GetThread(ctx, anon); err != nil || th.Own().ContextID != "ctx-anon" {
 		t.Errorf("the unauthenticated caller's thread: %+v, %v", th, err)
 	}
 	if n, err := s.LastSeq(ctx, ThreadKey{Agent: "agent", ThreadID: "deleted"}); err != nil || n != 1 {

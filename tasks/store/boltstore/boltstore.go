@@ -394,6 +394,7 @@ func (s *BoltStore) GetThread(ctx context.Context, key ThreadKey) (*Thread, erro
 		return nil, ErrNotFound
 	}
 	th.Key = key
+	th.Upgrade()
 	return th, nil
 }
 

@@ -50,13 +50,13 @@ func TestBoltReopen(t *testing.T) {
 	k := store.ThreadKey{Agent: "agent", ThreadID: "t"}
 
 	s := openBolt(t, path)
-	th := &store.Thread{Key: k, ContextID: "ctx-1", TaskID: "task-1", SeenMessageIDs: []string{"m1"}}
+	th := &store.Thread{Key: k, Members: map[string]*store.MemberRecord{"agent": {ContextID: "ctx-1", TaskID: "task-1"}}, SeenMessageIDs: []string{"m1"}}
 	v, err := s.PutThread(ctx, th)
 	if err != nil {
 		t.Fatal(err)
 	}
 	th.Version = v
-	th.TaskState = "completed"
+	th.Routed = "completed"
 	if _, err := s.PutThread(ctx, th); err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestBoltReopen(t *testing.T) {
 	if err := s.Append(ctx, k, store.Entry{Seq: 4, RunID: "run-2", Event: []byte(`{}`)}); err != nil {
 		t.Errorf("Append after reopen: %v", err)
 	}
-	wantThread.TaskState = "input-required"
+	wantThread.Routed = "input-required"
 	if v, err := s.PutThread(ctx, wantThread); err != nil || v != 3 {
 		t.Errorf("PutThread(version 2) after reopen = %d, %v; want 3", v, err)
 	}

@@ -1153,6 +1153,7 @@ func (s *RedisStore) GetThread(ctx context.Context, key ThreadKey) (*Thread, err
 		return nil, fmt.Errorf("tasks: redis: get thread %s: decode: %w", key, err)
 	}
 	th.Key = key
+	th.Upgrade()
 	return th, nil
 }
 

@@ -227,16 +227,16 @@ func TestRedisInstancesShare(t *testing.T) {
 	other := openRedis(t, redisstore.RedisOptions{})
 	k := store.ThreadKey{Agent: "agent", ThreadID: "t"}
 
-	th := &store.Thread{Key: k, ContextID: "ctx-1", Active: &store.ActiveRun{RunID: "run-1", Owner: "instance-a"}}
+	th := &store.Thread{Key: k, Members: map[string]*store.MemberRecord{"agent": {ContextID: "ctx-1"}}, Active: &store.ActiveRun{RunID: "run-1", Owner: "instance-a"}}
 	v, err := a.PutThread(ctx, th)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, err := b.GetThread(ctx, k)
-	if err != nil || got.Key != k || got.ContextID != "ctx-1" || got.Version != v {
+	if err != nil || got.Key != k || got.Own().ContextID != "ctx-1" || got.Version != v {
 		t.Fatalf("b.GetThread = %+v, %v; want a's thread at version %d", got, err, v)
 	}
-	got.TaskState = "working"
+	got.Routed = "working"
 	if _, err := b.PutThread(ctx, got); err != nil {
 		t.Fatalf("b.PutThread: %v", err)
 	}
@@ -311,7 +311,7 @@ func TestRedisPutAndAppendConflict(t *testing.T) {
 
 	finish := []store.Entry{{Seq: 3, RunID: "run-1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true}}
 	for _, stale := range []int64{0, v + 1} {
-		if _, err := b.PutThreadAndAppend(ctx, &store.Thread{Key: k, Version: stale, TaskState: "stale"}, finish...); !errors.Is(err, store.ErrConflict) {
+		if _, err := b.PutThreadAndAppend(ctx, &store.Thread{Key: k, Version: stale, Routed: "stale"}, finish...); !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("PutThreadAndAppend(version %d) with stored version %d: error = %v, want ErrConflict", stale, v, err)
 		}
 	}
@@ -423,7 +423,7 @@ func TestRedisKeyLayout(t *testing.T) {
 	s := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
 	raw := rawClient(t, redisURL(t))
 	k := store.ThreadKey{Agent: "agent", Principal: "alice", ThreadID: "t/1\x00é"}
-	if _, err := s.PutThread(ctx, &store.Thread{Key: k, ContextID: "ctx-1", Active: &store.ActiveRun{RunID: "run-1"}}); err != nil {
+	if _, err := s.PutThread(ctx, &store.Thread{Key: k, Members: map[string]*store.MemberRecord{k.Agent: {ContextID: "ctx-1"}}, Active: &store.ActiveRun{RunID: "run-1"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Append(ctx, k, store.Entry{Seq: 1, RunID: "run-1", Event: []byte(` {"type": "A"} `)},
@@ -446,7 +446,8 @@ func TestRedisKeyLayout(t *testing.T) {
 	if err := json.Unmarshal([]byte(rec["thread"]), &stored); err != nil {
 		t.Fatalf("thread field %q: %v", rec["thread"], err)
 	}
-	if rec["version"] != "1" || stored["contextId"] != "ctx-1" || stored["activeRunId"] != "run-1" || stored["version"] != 1.0 {
+	member, _ := stored["members"].(map[string]any)["agent"].(map[string]any)
+	if rec["version"] != "1" || member["contextId"] != "ctx-1" || stored["activeRunId"] != "run-1" || stored["version"] != 1.0 {
 		t.Errorf("thread hash = %q, want version 1 and the Thread's JSON", rec)
 	}
 	msgs, err := raw.XRange(ctx, shard+":journal:"+name, "-", "+").Result()
@@ -781,7 +782,7 @@ func TestRedisMigratesLayout1(t *testing.T) {
 	member := "agent\x00t/1\x00é"
 	oldTag := prefix + "{agent\x00dC8xAMOp}"
 	lease := time.Now().Add(-time.Second).UnixMilli()
-	th, _ := json.Marshal(&store.Thread{Key: k, Version: 3, ContextID: "ctx-1", Active: &store.ActiveRun{RunID: "run-1", Owner: "A"}})
+	th, _ := json.Marshal(&store.Thread{Key: k, Version: 3, Members: map[string]*store.MemberRecord{k.Agent: {ContextID: "ctx-1"}}, Active: &store.ActiveRun{RunID: "run-1", Owner: "A"}})
 	for _, err := range []error{
 		raw.HSet(ctx, oldTag+":thread", "version", "3", "thread", th).Err(),
 		raw.XAdd(ctx, &redis.XAddArgs{Stream: oldTag + ":journal", ID: "1-1", Values: []string{"run", "run-1", "terminal", "0", "event", `{"n":1}`}}).Err(),
@@ -796,7 +797,7 @@ func TestRedisMigratesLayout1(t *testing.T) {
 	}
 	s := openRedis(t, redisstore.RedisOptions{Prefix: prefix})
 	got, err := s.GetThread(ctx, k)
-	if err != nil || got.Version != 3 || got.ContextID != "ctx-1" || got.Active == nil || got.Active.RunID != "run-1" {
+	if err != nil || got.Version != 3 || got.Own().ContextID != "ctx-1" || got.Active == nil || got.Active.RunID != "run-1" {
 		t.Fatalf("the migrated thread: %+v, %v", got, err)
 	}
 	if es, err := s.Read(ctx, k, 0, 0); err != nil || len(es) != 1 || string(es[0].Event) != `{"n":1}` {
@@ -898,7 +899,7 @@ func checkLayout2Migrated(t *testing.T, s *redisstore.RedisStore, raw redis.Cmda
 	alice := store.ThreadKey{Agent: "agent", Principal: "alice", ThreadID: "t/1\x00é"}
 	anon := store.ThreadKey{Agent: "agent", ThreadID: "anon"}
 	got, err := s.GetThread(ctx, alice)
-	if err != nil || got.Version != 3 || got.ContextID != "ctx-alice" || !got.Running("run-1") || got.Key != alice {
+	if err != nil || got.Version != 3 || got.Own().ContextID != "ctx-alice" || !got.Running("run-1") || got.Key != alice {
 		t.Fatalf("alice's migrated thread: %+v, %v", got, err)
 	}
 	if es, err := s.Read(ctx, alice, 0, 0); err != nil || len(es) != 2 || string(es[1].Event) != `{"n":2}` {
@@ -916,7 +917,7 @@ func checkLayout2Migrated(t *testing.T, s *redisstore.RedisStore, raw redis.Cmda
 			t.Errorf("LastSeq(%#v) after the migration: %d, %v; want an empty journal", k, n, err)
 		}
 	}
-	if got, err := s.GetThread(ctx, anon); err != nil || got.ContextID != "ctx-anon" {
+	if got, err := s.GetThread(ctx, anon); err != nil || got.Own().ContextID != "ctx-anon" {
 		t.Errorf("the unauthenticated caller's thread: %+v, %v", got, err)
 	}
 	// A journal whose record was deleted goes to the principal "".

@@ -86,9 +86,6 @@ var entryOpts = cmp.Options{cmpopts.EquateEmpty()}
 func sample(key store.ThreadKey) *store.Thread {
 	return &store.Thread{
 		Key:            key,
-		ContextID:      "ctx-1",
-		TaskID:         "task-1",
-		TaskState:      "working",
 		SeenMessageIDs: []string{"m1", "m2"},
 		LastRunID:      "run-0",
 		JournalFrom:    7,
@@ -99,7 +96,7 @@ func sample(key store.ThreadKey) *store.Thread {
 			Since:           time.Date(2026, 5, 1, 12, 30, 0, 123456789, time.UTC),
 			Owner:           "instance-1",
 			LeaseExpires:    time.Date(2026, 1, 2, 3, 4, 20, 0, time.UTC),
-			TaskID:          "task-1",
+			Tasks:           map[string]string{"travel": "task-t"},
 			CancelRequested: true,
 			After:           12,
 			Input:           json.RawMessage(`{"threadId":"t","runId":"run-1","messages":[]}`),
@@ -107,7 +104,6 @@ func sample(key store.ThreadKey) *store.Thread {
 				Response: map[string]any{"approved": true}}},
 			Resolved: []store.ResolvedInterrupt{{ID: "int-9", Status: "cancelled", RunID: "run-1", AfterSeq: 7, At: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)}},
 		},
-		TaskArtifacts: []string{"a1", "a2"},
 		Messages: []agui.Message{
 			{ID: "m1", Role: agui.RoleUser, Content: agui.TextContent("Book a flight")},
 			{ID: "a1", Role: agui.RoleAssistant, Content: agui.TextContent("Approve?"), ToolCalls: []agui.ToolCall{
@@ -238,7 +234,7 @@ func testPutCreates(t *testing.T, s store.Store) {
 func testPutUpdates(t *testing.T, s store.Store) {
 	th := sample(key("t"))
 	th.Version = put(t, s, th)
-	th.TaskState = "completed"
+	th.Routed = "weather"
 	th.Active = nil
 	th.SeenMessageIDs = append(th.SeenMessageIDs, "m3")
 	if v := put(t, s, th); v != 2 {
@@ -255,14 +251,14 @@ func testPutStale(t *testing.T, s store.Store) {
 	th := sample(key("t"))
 	put(t, s, th) // version 1
 	th.Version = 1
-	th.TaskState = "completed"
+	th.Routed = "weather"
 	put(t, s, th) // version 2
 	want := get(t, s, th.Key)
 
 	for _, version := range []int64{0, 1, 3} {
 		stale := want.Clone()
 		stale.Version = version
-		stale.TaskState = fmt.Sprintf("stale-%d", version)
+		stale.Routed = fmt.Sprintf("stale-%d", version)
 		if _, err := s.PutThread(ctx, stale); !errors.Is(err, store.ErrConflict) {
 			t.Errorf("PutThread(version %d) with stored version 2: error = %v, want ErrConflict", version, err)
 		}
@@ -340,7 +336,7 @@ func testGetCopies(t *testing.T, s store.Store) {
 	got := get(t, s, in.Key)
 	got.SeenMessageIDs[0] = "changed-output"
 	got.SeenMessageIDs = append(got.SeenMessageIDs, "more")
-	got.TaskState = "changed"
+	got.Routed = "changed"
 	if diff := cmp.Diff(want, get(t, s, in.Key), threadOpts); diff != "" {
 		t.Errorf("mutating a Put or Get thread changed the store (-want +got):\n%s", diff)
 	}
@@ -716,7 +712,7 @@ func testIndependentKeys(t *testing.T, s store.Store) {
 	}
 	for i, k := range keys {
 		th := sample(k)
-		th.TaskID = fmt.Sprint("task-", i)
+		th.Routed = fmt.Sprint("task-", i)
 		for range i { // give each thread its own version
 			th.Version = put(t, s, th)
 		}
@@ -727,9 +723,9 @@ func testIndependentKeys(t *testing.T, s store.Store) {
 			if _, err := s.GetThread(t.Context(), k); !errors.Is(err, store.ErrNotFound) {
 				t.Errorf("GetThread(%q) = %v, want ErrNotFound", k, err)
 			}
-		} else if got := get(t, s, k); got.Key != k || got.TaskID != fmt.Sprint("task-", i) || got.Version != int64(i) {
+		} else if got := get(t, s, k); got.Key != k || got.Routed != fmt.Sprint("task-", i) || got.Version != int64(i) {
 			t.Errorf("GetThread(%q) = key %q, task %q, version %d; want key %q, task-%d, version %d",
-				k, got.Key, got.TaskID, got.Version, k, i, i)
+				k, got.Key, got.Routed, got.Version, k, i, i)
 		}
 		if n := lastSeq(t, s, k); n != int64(i+1) {
 			t.Errorf("LastSeq(%q) = %d, want %d", k, n, i+1)

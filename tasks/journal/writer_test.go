@@ -1,4 +1,4 @@
-package tasks
+package journal
 
 import (
 	"context"
@@ -21,7 +21,7 @@ type gatedStore struct {
 	entered, gate chan struct{}
 }
 
-func (g *gatedStore) Append(ctx context.Context, key ThreadKey, entries ...Entry) error {
+func (g *gatedStore) Append(ctx context.Context, key store.ThreadKey, entries ...store.Entry) error {
 	g.entered <- struct{}{}
 	<-g.gate
 	return g.MemoryStore.Append(ctx, key, entries...)
@@ -33,7 +33,7 @@ type batchLog struct {
 	batches [][]int64
 }
 
-func (b *batchLog) stored(batch []Entry) {
+func (b *batchLog) stored(batch []store.Entry) {
 	var seqs []int64
 	for _, e := range batch {
 		seqs = append(seqs, e.Seq)
@@ -49,7 +49,7 @@ func (b *batchLog) got() [][]int64 {
 	return slices.Clone(b.batches)
 }
 
-func entry(seq int64) Entry { return Entry{Seq: seq, RunID: "r1", Event: []byte(`{}`)} }
+func entry(seq int64) store.Entry { return store.Entry{Seq: seq, RunID: "r1", Event: []byte(`{}`)} }
 
 // TestJournalWriterHandsSlowAppendsOn: while an append to a slow store is
 // in flight, add returns at once and what is added meanwhile goes to the
@@ -57,16 +57,16 @@ func entry(seq int64) Entry { return Entry{Seq: seq, RunID: "r1", Event: []byte(
 func TestJournalWriterHandsSlowAppendsOn(t *testing.T) {
 	st := &gatedStore{MemoryStore: store.NewMemoryStore(), entered: make(chan struct{}, 1), gate: make(chan struct{})}
 	var log batchLog
-	key := ThreadKey{Agent: "a", ThreadID: "t"}
-	w := newJournalWriter(t.Context(), st, key, time.Second, slog.Default(), log.stored)
+	key := store.ThreadKey{Agent: "a", ThreadID: "t"}
+	w := NewWriter(t.Context(), st, key, time.Second, slog.Default(), log.stored)
 	w.inlineBelow = 0 // no append is fast enough to be made by the caller
 
 	returned := make(chan struct{})
 	go func() {
-		w.add([]Entry{entry(1)})
+		w.Add([]store.Entry{entry(1)})
 		<-st.entered // the first batch is in flight
-		w.add([]Entry{entry(2)})
-		w.add([]Entry{entry(3), entry(4)})
+		w.Add([]store.Entry{entry(2)})
+		w.Add([]store.Entry{entry(3), entry(4)})
 		close(returned)
 	}()
 	select {
@@ -77,17 +77,17 @@ func TestJournalWriterHandsSlowAppendsOn(t *testing.T) {
 	st.gate <- struct{}{} // the first batch
 	<-st.entered
 	st.gate <- struct{}{} // what came while it was in flight
-	if err := w.flush(); err != nil {
+	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	if want := [][]int64{{1}, {2, 3, 4}}; !slices.EqualFunc(log.got(), want, slices.Equal) {
 		t.Fatalf("batches handed on %v, want %v", log.got(), want)
 	}
 	// The next add after the writer went idle again is handed on as well.
-	w.add([]Entry{entry(5)})
+	w.Add([]store.Entry{entry(5)})
 	<-st.entered
 	st.gate <- struct{}{}
-	if err := w.flush(); err != nil {
+	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	if last, _ := st.LastSeq(t.Context(), key); last != 5 {
@@ -101,20 +101,20 @@ func TestJournalWriterHandsSlowAppendsOn(t *testing.T) {
 func TestJournalWriterMakesFastAppendsItself(t *testing.T) {
 	st := store.NewMemoryStore()
 	var log batchLog
-	key := ThreadKey{Agent: "a", ThreadID: "t"}
-	w := newJournalWriter(t.Context(), st, key, time.Second, slog.Default(), log.stored)
+	key := store.ThreadKey{Agent: "a", ThreadID: "t"}
+	w := NewWriter(t.Context(), st, key, time.Second, slog.Default(), log.stored)
 	w.inlineBelow = time.Hour // every append is fast enough
 
-	w.add([]Entry{entry(1)}) // the first is handed on: nothing measured yet
-	if err := w.flush(); err != nil {
+	w.Add([]store.Entry{entry(1)}) // the first is handed on: nothing measured yet
+	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	for seq := int64(2); seq <= 50; seq++ {
-		w.add([]Entry{entry(seq)})
+		w.Add([]store.Entry{entry(seq)})
 		if last, _ := st.LastSeq(t.Context(), key); last != seq {
 			t.Fatalf("after add(%d) returned the journal ends at %d", seq, last)
 		}
-		if pending, err := w.progress(); pending != 0 || err != nil {
+		if pending, err := w.Progress(); pending != 0 || err != nil {
 			t.Fatalf("after add(%d): %d pending, %v", seq, pending, err)
 		}
 	}
@@ -124,14 +124,14 @@ func TestJournalWriterMakesFastAppendsItself(t *testing.T) {
 	}
 }
 
-func textDelta(seq int64, msg, delta string) Entry {
+func textDelta(seq int64, msg, delta string) store.Entry {
 	b, _ := agui.Marshal(&agui.TextMessageContent{MessageID: msg, Delta: delta})
-	return Entry{Seq: seq, RunID: "r1", Event: b}
+	return store.Entry{Seq: seq, RunID: "r1", Event: b}
 }
 
-func stateDelta(seq int64, path string) Entry {
+func stateDelta(seq int64, path string) store.Entry {
 	b, _ := agui.Marshal(&agui.StateDelta{Delta: []agui.PatchOp{{Op: "add", Path: path, Value: json.RawMessage(`1`)}}})
-	return Entry{Seq: seq, RunID: "r1", Event: b}
+	return store.Entry{Seq: seq, RunID: "r1", Event: b}
 }
 
 // TestJournalWriterMergesWhatQueued: the deltas that queue while an append
@@ -142,35 +142,35 @@ func stateDelta(seq int64, path string) Entry {
 func TestJournalWriterMergesWhatQueued(t *testing.T) {
 	st := &gatedStore{MemoryStore: store.NewMemoryStore(), entered: make(chan struct{}, 1), gate: make(chan struct{})}
 	var log batchLog
-	key := ThreadKey{Agent: "a", ThreadID: "t"}
-	w := newJournalWriter(t.Context(), st, key, time.Second, slog.Default(), log.stored)
+	key := store.ThreadKey{Agent: "a", ThreadID: "t"}
+	w := NewWriter(t.Context(), st, key, time.Second, slog.Default(), log.stored)
 	w.inlineBelow, w.mergeAbove = 0, 0
 
 	// A first append, timed: the store is slow (mergeAbove 0), so what
 	// queues from now on is merged.
-	w.add([]Entry{entry(1)})
+	w.Add([]store.Entry{entry(1)})
 	<-st.entered
 	st.gate <- struct{}{}
-	if err := w.flush(); err != nil {
+	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
 
-	w.add([]Entry{textDelta(2, "m1", "a")}) // idle: in flight as it is
+	w.Add([]store.Entry{textDelta(2, "m1", "a")}) // idle: in flight as it is
 	<-st.entered
-	w.add([]Entry{textDelta(3, "m1", "b"), textDelta(4, "m1", "c")})
-	w.add([]Entry{textDelta(5, "m1", "d"), textDelta(6, "m2", "e"), entry(7)})
-	w.add([]Entry{stateDelta(8, "/x"), stateDelta(9, "/y"), textDelta(10, "m2", "f")})
+	w.Add([]store.Entry{textDelta(3, "m1", "b"), textDelta(4, "m1", "c")})
+	w.Add([]store.Entry{textDelta(5, "m1", "d"), textDelta(6, "m2", "e"), entry(7)})
+	w.Add([]store.Entry{stateDelta(8, "/x"), stateDelta(9, "/y"), textDelta(10, "m2", "f")})
 	st.gate <- struct{}{}
 	<-st.entered
 	st.gate <- struct{}{}
-	if err := w.flush(); err != nil {
+	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	end := w.renumbered(Entry{Seq: 11, RunID: "r1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true})
+	end := w.Renumbered(store.Entry{Seq: 11, RunID: "r1", Event: []byte(`{"type":"RUN_FINISHED"}`), Terminal: true})
 	if end.Seq != 8 {
 		t.Errorf("the terminal event numbered %d after the merges, want 8", end.Seq)
 	}
-	if again := w.renumbered(end); again.Seq != end.Seq {
+	if again := w.Renumbered(end); again.Seq != end.Seq {
 		t.Errorf("a renumbered event renumbered again: %d, want %d", again.Seq, end.Seq)
 	}
 	if want := [][]int64{{1}, {2}, {3, 4, 5, 6, 7}}; !slices.EqualFunc(log.got(), want, slices.Equal) {
@@ -203,11 +203,11 @@ func TestJournalWriterMergesWhatQueued(t *testing.T) {
 // that queue behind an append to a fast store (the memory store's).
 func TestJournalWriterMergesNothingIdle(t *testing.T) {
 	st := store.NewMemoryStore()
-	key := ThreadKey{Agent: "a", ThreadID: "t"}
-	w := newJournalWriter(t.Context(), st, key, time.Second, slog.Default(), nil)
+	key := store.ThreadKey{Agent: "a", ThreadID: "t"}
+	w := NewWriter(t.Context(), st, key, time.Second, slog.Default(), nil)
 	for i := range int64(3) {
-		w.add([]Entry{textDelta(i+1, "m1", "x")})
-		if err := w.flush(); err != nil {
+		w.Add([]store.Entry{textDelta(i+1, "m1", "x")})
+		if err := w.Flush(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -216,15 +216,15 @@ func TestJournalWriterMergesNothingIdle(t *testing.T) {
 	}
 
 	fast := &gatedStore{MemoryStore: store.NewMemoryStore(), entered: make(chan struct{}, 1), gate: make(chan struct{})}
-	w = newJournalWriter(t.Context(), fast, key, time.Second, slog.Default(), nil)
+	w = NewWriter(t.Context(), fast, key, time.Second, slog.Default(), nil)
 	w.inlineBelow, w.mergeAbove = time.Hour, time.Hour // every append counts as fast
-	w.add([]Entry{textDelta(1, "m1", "x")})
+	w.Add([]store.Entry{textDelta(1, "m1", "x")})
 	<-fast.entered
-	w.add([]Entry{textDelta(2, "m1", "y"), textDelta(3, "m1", "z")})
+	w.Add([]store.Entry{textDelta(2, "m1", "y"), textDelta(3, "m1", "z")})
 	fast.gate <- struct{}{}
 	<-fast.entered // what queued, as one batch
 	fast.gate <- struct{}{}
-	if err := w.flush(); err != nil {
+	if err := w.Flush(); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := fast.Read(t.Context(), key, 0, 0); len(got) != 3 {

@@ -1,4 +1,4 @@
-package tasks
+package journal
 
 import (
 	"bytes"
@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/internal/retry"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
-// journalWriter appends one run's events to the thread's journal, from a
+// Writer appends one run's events to the thread's journal, from a
 // goroutine of its own when the store is slow (see appendInlineBelow),
 // coalescing whatever accumulated while the previous append was in flight
 // into one call, and hands each stored batch on (to the run's live log):
@@ -21,17 +23,17 @@ import (
 // sync per commit (about a millisecond, much more under load), so a
 // token-by-token stream would otherwise be bounded by the disk; batching
 // here and group commit in the store keep the agent's pace.
-type journalWriter struct {
-	store Store
-	key   ThreadKey
+type Writer struct {
+	store store.Store
+	key   store.ThreadKey
 	log   *slog.Logger
 	ctx   context.Context // lifetime of the bridge, not of the request
 	// stored is given every batch once the store took it, in order.
-	stored func(batch []Entry)
+	stored func(batch []store.Entry)
 
 	mu      sync.Mutex
 	cond    *sync.Cond // signalled when the writer goes idle
-	pending []Entry
+	pending []store.Entry
 	// merged counts the events merged into the one queued before them
 	// (see add), and lastIn is the driver's number of the last event
 	// numbered: an event's number in the journal is the driver's less
@@ -88,13 +90,13 @@ const appendInlineBelow = 20 * time.Microsecond
 // race detector or a loaded machine can take past appendInlineBelow.
 const appendMergeAbove = 100 * time.Microsecond
 
-func newJournalWriter(ctx context.Context, store Store, key ThreadKey, outage time.Duration, log *slog.Logger, stored func([]Entry)) *journalWriter {
-	w := &journalWriter{store: store, key: key, log: log, ctx: ctx, stored: stored, outage: outage, inlineBelow: appendInlineBelow, mergeAbove: appendMergeAbove}
+func NewWriter(ctx context.Context, st store.Store, key store.ThreadKey, outage time.Duration, log *slog.Logger, stored func([]store.Entry)) *Writer {
+	w := &Writer{store: st, key: key, log: log, ctx: ctx, stored: stored, outage: outage, inlineBelow: appendInlineBelow, mergeAbove: appendMergeAbove}
 	w.cond = sync.NewCond(&w.mu)
 	return w
 }
 
-// add queues entries; they are appended in order. The writer keeps
+// Add queues entries; they are appended in order. The writer keeps
 // entries (the caller makes a new slice for each call): a writer that is
 // idle appends them as they are, without copying them into pending.
 //
@@ -108,7 +110,7 @@ func newJournalWriter(ctx context.Context, store Store, key ThreadKey, outage ti
 // merged. The journal holds the merged event, so a replay gives
 // what was shown live. The numbers that merged events leave unused are
 // taken back (renumber): the events after them move down.
-func (w *journalWriter) add(entries []Entry) {
+func (w *Writer) Add(entries []store.Entry) {
 	if len(entries) == 0 {
 		return
 	}
@@ -143,17 +145,17 @@ func (w *journalWriter) add(entries []Entry) {
 // (with w.mu held). An event already renumbered — the driver's terminal
 // event, numbered by renumbered and then queued when the store refused
 // the release — is left as it is.
-func (w *journalWriter) renumber(e *Entry) {
+func (w *Writer) renumber(e *store.Entry) {
 	if e.Seq > w.lastIn {
 		w.lastIn = e.Seq
 		e.Seq -= w.merged
 	}
 }
 
-// renumbered returns e, numbered by the driver after the events given to
+// Renumbered returns e, numbered by the driver after the events given to
 // add, with its number in the journal: for an event written other than
 // through add (the terminal event, journaled with the thread's release).
-func (w *journalWriter) renumbered(e Entry) Entry {
+func (w *Writer) Renumbered(e store.Entry) store.Entry {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.renumber(&e)
@@ -174,7 +176,7 @@ var (
 // patches), of the same run and sub-agent run, without metadata (which the
 // client folds per event). The merged event keeps the first one's
 // timestamp.
-func (w *journalWriter) merge(e Entry) bool {
+func (w *Writer) merge(e store.Entry) bool {
 	last := &w.pending[len(w.pending)-1]
 	if last.RunID != e.RunID || last.Terminal || e.Terminal {
 		return false
@@ -229,7 +231,7 @@ func (w *journalWriter) merge(e Entry) bool {
 // entry (with w.mu held). An event that cannot be encoded stays as it was
 // before the merges, which are then lost; agui.Marshal fails only on
 // events the bridge never makes.
-func (w *journalWriter) seal() {
+func (w *Writer) seal() {
 	if w.open == nil {
 		return
 	}
@@ -248,9 +250,9 @@ func mergeableBase(a, b agui.Base) bool {
 	return a.Metadata == nil && b.Metadata == nil && a.SubagentRunID == b.SubagentRunID
 }
 
-// flush waits until everything queued so far is in the journal; it
+// Flush waits until everything queued so far is in the journal; it
 // returns the failure that lost a batch, if one did.
-func (w *journalWriter) flush() error {
+func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.waitIdle()
@@ -258,22 +260,22 @@ func (w *journalWriter) flush() error {
 }
 
 // waitIdle waits, with w.mu held, until no append is in flight.
-func (w *journalWriter) waitIdle() {
+func (w *Writer) waitIdle() {
 	for w.running {
 		w.cond.Wait()
 	}
 }
 
-// progress reports how many entries wait for the store and whether a
+// Progress reports how many entries wait for the store and whether a
 // batch was lost.
-func (w *journalWriter) progress() (pending int, err error) {
+func (w *Writer) Progress() (pending int, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.pending), w.err
 }
 
-// close waits for the last appends; nothing is added after it.
-func (w *journalWriter) close() {
+// Close waits for the last appends; nothing is added after it.
+func (w *Writer) Close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.waitIdle()
@@ -289,7 +291,7 @@ func (w *journalWriter) close() {
 // timer being armed and stopped for each: in a profile of bulk streams
 // that was 3 % of the bridge's CPU. Only the append in flight calls it
 // (w.running).
-func (w *journalWriter) attemptContext(now time.Time) context.Context {
+func (w *Writer) attemptContext(now time.Time) context.Context {
 	if w.attempt == nil || w.attemptEnds.Sub(now) < appendTimeout {
 		if w.attemptCancel != nil {
 			w.attemptCancel()
@@ -302,7 +304,7 @@ func (w *journalWriter) attemptContext(now time.Time) context.Context {
 
 // run appends batch, then what was queued meanwhile, until none is
 // pending.
-func (w *journalWriter) run(batch []Entry) {
+func (w *Writer) run(batch []store.Entry) {
 	for {
 		w.append(batch)
 		w.mu.Lock()
@@ -321,25 +323,25 @@ func (w *journalWriter) run(batch []Entry) {
 
 // Retry pacing of a failing store: the first retry soon (a lost
 // connection is usually redialled at once), then doubling to at most
-// appendRetryMax, so that a store back from an outage is used within a
+// RetryMax, so that a store back from an outage is used within a
 // second of its return. appendTimeout is the least an attempt on a store
 // that has not failed is given (see attemptContext).
 const (
-	appendRetryFirst = 50 * time.Millisecond
-	appendRetryMax   = time.Second
-	appendTimeout    = 10 * time.Second
+	RetryFirst    = 50 * time.Millisecond
+	RetryMax      = time.Second
+	appendTimeout = 10 * time.Second
 )
 
 // append writes a batch, retrying a failing store until w.outage has
 // passed since the first failure: a Redis restart or a failover takes
 // seconds, and a run that waits them out loses nothing — the client is
 // shown nothing meanwhile, since it is shown only what the store took, and
-// the driver, held back by maxPending, reads the agent no further ahead.
+// the driver, held back by MaxPending, reads the agent no further ahead.
 // After that the batch is given up and the run fails (the driver checks
 // progress) rather than go on with a hole in its journal. w.outage is well
 // inside the run's lease (Options.StoreOutage), so a run that rides an
 // outage out still owns its thread when the store is back.
-func (w *journalWriter) append(batch []Entry) {
+func (w *Writer) append(batch []store.Entry) {
 	w.mu.Lock()
 	lost := w.err != nil
 	w.mu.Unlock()
@@ -350,7 +352,7 @@ func (w *journalWriter) append(batch []Entry) {
 	var giveUp time.Time
 	var took time.Duration
 	failed := false
-	retry := backoff{next: appendRetryFirst, max: appendRetryMax}
+	retry := retry.Backoff{Next: RetryFirst, Max: RetryMax}
 	for {
 		began := time.Now()
 		ctx, cancel := w.attemptContext(began), func() {}
@@ -363,7 +365,7 @@ func (w *journalWriter) append(batch []Entry) {
 		}
 		err = w.store.Append(ctx, w.key, batch...)
 		took = time.Since(began)
-		if errors.Is(err, ErrConflict) && failed {
+		if errors.Is(err, store.ErrConflict) && failed {
 			// An attempt that failed may have been written after all (a
 			// timeout, a connection lost after the write): the batch is
 			// in if the journal reaches its last number.
@@ -372,14 +374,14 @@ func (w *journalWriter) append(batch []Entry) {
 			}
 		}
 		cancel()
-		if err == nil || errors.Is(err, ErrConflict) {
+		if err == nil || errors.Is(err, store.ErrConflict) {
 			break
 		}
 		if !failed {
 			failed, giveUp = true, time.Now().Add(w.outage)
 			w.log.Warn("journal append failed; retrying while the store is out", "entries", len(batch), "for", w.outage, "err", err)
 		}
-		wait := retry.step()
+		wait := retry.Step()
 		if !time.Now().Add(wait).Before(giveUp) {
 			break
 		}

@@ -1,4 +1,4 @@
-package tasks
+package mapping
 
 import (
 	"encoding/json"
@@ -33,7 +33,7 @@ func TestRecentMessages(t *testing.T) {
 		{10, "e"},         // the last message always stays
 		{600, "bcde"},     // whole messages only: a would make 700
 	} {
-		if got := ids(recentMessages(conv, tc.limit)); got != tc.want {
+		if got := ids(RecentMessages(conv, tc.limit)); got != tc.want {
 			t.Errorf("limit %d: kept %q, want %q", tc.limit, got, tc.want)
 		}
 	}
@@ -62,7 +62,7 @@ func TestSurelyFitsIsABound(t *testing.T) {
 	}
 	fitsAt := int64(-1)
 	for limit := int64(0); limit <= 8*size; limit += 17 {
-		if surelyFits(conv, limit) {
+		if SurelyFits(conv, limit) {
 			if limit < size {
 				t.Fatalf("surelyFits(%d) but the JSON is %d bytes", limit, size)
 			}
@@ -75,7 +75,7 @@ func TestSurelyFitsIsABound(t *testing.T) {
 		t.Fatalf("surelyFits never said yes up to 8× the JSON's %d bytes", size)
 	}
 	withMetadata := []agui.Message{{ID: "m", Role: agui.RoleUser, Metadata: map[string]any{"k": "v"}}}
-	if surelyFits(withMetadata, 1<<30) {
+	if SurelyFits(withMetadata, 1<<30) {
 		t.Error("surelyFits bounded a message with metadata")
 	}
 }

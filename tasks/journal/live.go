@@ -1,20 +1,21 @@
-package tasks
+package journal
 
 import (
 	"sync"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
-// maxPending bounds how many of a run's events may wait for the store: a
+// MaxPending bounds how many of a run's events may wait for the store: a
 // driver that gets that far ahead of its journal waits for it.
-const maxPending = 1024
+const MaxPending = 1024
 
 // liveKeep is how many stored events a live log keeps after they reached
 // the store, so that a reader a little behind does not go to the store.
 const liveKeep = 256
 
-// liveLog is a run's stored events in memory, for the readers in this
+// Live is a run's stored events in memory, for the readers in this
 // process: a reader follows the run from here instead of polling the
 // store, and sees each batch as soon as its commit returns.
 //
@@ -22,7 +23,7 @@ const liveKeep = 256
 // Every event below the first one held is in the store (the log keeps the
 // last liveKeep events), so a reader that finds itself behind reads the
 // store up to there and comes back.
-type liveLog struct {
+type Live struct {
 	threadID string
 
 	mu sync.Mutex
@@ -48,13 +49,13 @@ type liveLog struct {
 	tail     []agui.Envelope
 }
 
-func newLiveLog(threadID string, after int64) *liveLog {
-	return &liveLog{threadID: threadID, first: after + 1, origin: after + 1, changed: make(chan struct{}), firstBatch: make(chan struct{})}
+func NewLive(threadID string, after int64) *Live {
+	return &Live{threadID: threadID, first: after + 1, origin: after + 1, changed: make(chan struct{}), firstBatch: make(chan struct{})}
 }
 
-// end marks the run over; tail is what readers get after the events when
+// End marks the run over; tail is what readers get after the events when
 // the run stopped without a terminal event.
-func (l *liveLog) end(tail []agui.Envelope) {
+func (l *Live) End(tail []agui.Envelope) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.ended {
@@ -65,16 +66,16 @@ func (l *liveLog) end(tail []agui.Envelope) {
 }
 
 // wake closes changed for the readers holding it and makes the next one.
-func (l *liveLog) wake() {
+func (l *Live) wake() {
 	close(l.changed)
 	l.changed, l.watched = make(chan struct{}), false
 }
 
-// publish adds the next stored events (their Seq follows the last one's)
+// Publish adds the next stored events (their Seq follows the last one's)
 // and drops all but the last liveKeep. Dropping copies what stays into a
 // new array, so it waits until liveKeep events can go: a long run's memory
 // stays bounded and the copying is amortized.
-func (l *liveLog) publish(entries []Entry) {
+func (l *Live) Publish(entries []store.Entry) {
 	if len(entries) == 0 {
 		return
 	}
@@ -98,48 +99,48 @@ func (l *liveLog) publish(entries []Entry) {
 	}
 }
 
-// livePosition says where a reader stands against the log.
-type livePosition int
+// Position says where a reader stands against the log.
+type Position int
 
 const (
-	liveMore   livePosition = iota // events returned; ask again
-	liveWait                       // nothing new yet: wait on the channel
-	liveBehind                     // the reader is before the log: read the store
-	liveEnded                      // the run is over and the reader has all of it
+	More   Position = iota // events returned; ask again
+	Wait                   // nothing new yet: wait on the channel
+	Behind                 // the reader is before the log: read the store
+	Ended                  // the run is over and the reader has all of it
 )
 
-// since returns the events after seq after, or says why there are none.
-func (l *liveLog) since(after int64) ([]agui.Envelope, livePosition, <-chan struct{}) {
+// Since returns the events after seq after, or says why there are none.
+func (l *Live) Since(after int64) ([]agui.Envelope, Position, <-chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if after+1 < l.first {
-		return nil, liveBehind, nil
+		return nil, Behind, nil
 	}
 	i := after + 1 - l.first
 	if i < int64(len(l.events)) {
-		return l.events[i:len(l.events):len(l.events)], liveMore, nil
+		return l.events[i:len(l.events):len(l.events)], More, nil
 	}
 	if l.ended || l.terminal {
-		return nil, liveEnded, nil
+		return nil, Ended, nil
 	}
 	l.watched = true
-	return nil, liveWait, l.changed
+	return nil, Wait, l.changed
 }
 
-// published is closed once the run's first events are in the log.
-func (l *liveLog) published() <-chan struct{} { return l.firstBatch }
+// Published is closed once the run's first events are in the log.
+func (l *Live) Published() <-chan struct{} { return l.firstBatch }
 
-// start is the seq of the run's first event, and whether the log dropped
+// Start is the seq of the run's first event, and whether the log dropped
 // events since (they are in the store).
-func (l *liveLog) start() (seq int64, dropped bool) {
+func (l *Live) Start() (seq int64, dropped bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.origin, l.first > l.origin
 }
 
-// shortTail is the notice for readers of a run that stopped without a
+// ShortTail is the notice for readers of a run that stopped without a
 // terminal event (nil when it ended normally or is still going).
-func (l *liveLog) shortTail() []agui.Envelope {
+func (l *Live) ShortTail() []agui.Envelope {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.terminal {

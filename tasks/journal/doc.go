@@ -1,0 +1,7 @@
+// Package journal is how a run's events reach its readers: a Writer
+// appends them to the thread's journal in the store, batching what queues
+// behind an append in flight (and merging queued deltas behind a slow
+// store), and hands each stored batch to the run's Live log, which the
+// readers in this process follow. A reader is shown an event only once the
+// store took it, so a crash cannot take back what a client saw.
+package journal
