@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/tasks/journal"
 )
 
 // A long-lived thread's journal is bounded (AgentSpec.MaxThreadJournalBytes):
@@ -58,7 +59,7 @@ func (s *Service) compactJournal(key ThreadKey, limit int64) {
 	var ends []runEnd
 	var total int64
 	for after := th.JournalFrom; ; {
-		entries, err := s.store.Read(ctx, key, after, readBatch)
+		entries, err := s.store.Read(ctx, key, after, journal.ReadBatch)
 		if err != nil {
 			s.log.Warn("compact journal: read", "thread_id", key.ThreadID, "err", err)
 			return

@@ -41,9 +41,8 @@
 //     continued after a restart or adopted from a dead instance;
 //     signin.go: the agent streams kept open, after a run ended waiting for
 //     a sign-in, for the resume run;
-//   - reader.go: RunReader, what clients read — one run, or a thread
-//     followed (Follow) — event by event or batch by batch, from the run's
-//     live log (package journal, with the journal writer) or the store;
+//   - reader.go: what clients read (journal.Reader) — one run, or a thread
+//     followed (Follow), or long-polled (Poll);
 //   - threads.go: the thread snapshot and cancel; errors.go: typed errors
 //     (codes from package errcode's table, through agui); budget.go: a
 //     run's own budgets (its output, an event's and the state's size, the

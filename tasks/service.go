@@ -290,9 +290,6 @@ func (s *Service) SetAgents(agents []AgentSpec, teams []TeamSpec) {
 // agentSpec is the current spec of agent name, or nil.
 func (s *Service) agentSpec(name string) *AgentSpec { return s.catalog.Load().agents[name] }
 
-// teamSpec is the current team named name, or nil.
-func (s *Service) teamSpec(name string) *TeamSpec { return s.catalog.Load().teams[name] }
-
 // errShutdown is the cause set on run contexts when the bridge stops.
 var errShutdown = errors.New("bridge shutting down")
 
@@ -325,12 +322,9 @@ func (s *Service) Instance() string { return s.instance }
 
 // HasAgent reports whether name is a configured agent or team.
 func (s *Service) HasAgent(name string) bool {
-	c := s.catalog.Load()
-	return c.agents[name] != nil || c.teams[name] != nil
+	st := start{name: name, cat: s.catalog.Load()}
+	return st.cast()
 }
-
-// Team returns the team named name, or nil.
-func (s *Service) Team(name string) *TeamSpec { return s.teamSpec(name) }
 
 // stale reports whether th's active run belongs to a bridge process that
 // no longer exists: with an exclusive store (memory, embedded) only this

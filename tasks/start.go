@@ -160,7 +160,7 @@ func (st *start) planned(ctx context.Context) (*RunReader, error) {
 		// An identical replay of the resume being run is answered by
 		// tailing that run rather than refused.
 		if rp := activeReplay(current, in); rp != nil {
-			return &RunReader{Key: key, RunID: rp.runID, svc: s, after: rp.after, driver: s.driving(key, rp.runID)}, nil
+			return s.reader(key, rp.runID, rp.after), nil
 		}
 		return nil, threadBusy(key, current.Active.RunID)
 	}
@@ -173,7 +173,7 @@ func (st *start) planned(ctx context.Context) (*RunReader, error) {
 	case rej != nil:
 		return rejectedRun(key, in, rej), nil
 	case rp != nil:
-		return &RunReader{Key: key, RunID: rp.runID, svc: s, after: rp.after}, nil
+		return s.reader(key, rp.runID, rp.after), nil
 	}
 	st.plan = planMessage(current, in, resume, action.useA2UIAnswer(resume, st.parts), st.newIDs)
 	st.plan.caller = a2a.CallerAuthorization(ctx)
@@ -221,9 +221,9 @@ func (st *start) spawn(ctx context.Context, th *Thread) (*RunReader, error) {
 	d.releaseSlot = st.release
 	d.begin(ctx, trace.SpanKindServer)
 	d.crew = newCrew(d, st.crew, st.cat, st.alone)
-	run := &RunReader{Key: st.key, RunID: st.in.RunID, svc: s, after: st.after, driver: d}
 	st.spawned = true
 	s.register(d)
+	run := s.reader(st.key, st.in.RunID, st.after)
 	go d.lifecycle()
 	// Nothing new to say to the agent (a client re-running a thread
 	// without a new user message): the run finishes at once without
@@ -354,7 +354,7 @@ func rejectedRun(key ThreadKey, in *agui.RunAgentInput, rej *rejection) *RunRead
 		b, _ := agui.Marshal(e)
 		fixed = append(fixed, agui.Envelope{ThreadID: key.ThreadID, RunID: in.RunID, Event: b})
 	}
-	return &RunReader{Key: key, RunID: in.RunID, fixed: fixed}
+	return &RunReader{Key: key, RunID: in.RunID, Fixed: fixed}
 }
 
 // reconciled merges the conversation the bridge holds for a thread with the

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/tasks/journal"
 )
 
 // Recover takes over every run the store shows in progress whose driver is
@@ -152,7 +153,7 @@ func (s *Service) reclaim(ctx context.Context, th *Thread) (next *Thread, prior 
 func (s *Service) runEvents(ctx context.Context, key ThreadKey, runID string, after int64) ([]agui.Event, error) {
 	var out []agui.Event
 	for {
-		entries, err := s.store.Read(ctx, key, after, readBatch)
+		entries, err := s.store.Read(ctx, key, after, journal.ReadBatch)
 		if err != nil {
 			return nil, err
 		}
