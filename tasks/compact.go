@@ -12,9 +12,7 @@ import (
 // A long-lived thread's journal is bounded (AgentSpec.MaxThreadJournalBytes):
 // when a run ends with the thread's journal above the cap, the oldest
 // finished runs' events go, whole runs at a time, and never the latest
-// finished run or anything after it. It is cut to half the cap, so the
-// scan that finds the runs' ends is paid once per half a cap of new events,
-// not by every run that ends. What a thread's record holds (its
+// finished run or anything after it (journal.PlanCompaction). What a thread's record holds (its
 // conversation, state, interrupts) is not in the journal and stays; only
 // the replay of old runs' events is lost, and a reader asking for it is
 // told so (replayFrom) rather than shown a gap.
@@ -36,13 +34,6 @@ func replayFrom(th *Thread, after int64) (int64, error) {
 		th.Key.ThreadID, th.JournalFrom, th.JournalFrom)}
 }
 
-// runEnd is where a finished run's events end in the journal, and the
-// bytes of events from the scan's start up to there.
-type runEnd struct {
-	seq   int64
-	bytes int64
-}
-
 // compactJournal drops the oldest finished runs' events from key's
 // journal until at most half of limit is left. It runs after a run's
 // release, off its readers' path; the record is updated before the
@@ -56,42 +47,20 @@ func (s *Service) compactJournal(key ThreadKey, limit int64) {
 		s.log.Warn("compact journal: read thread", "thread_id", key.ThreadID, "err", err)
 		return
 	}
-	var ends []runEnd
-	var total int64
-	for after := th.JournalFrom; ; {
-		entries, err := s.store.Read(ctx, key, after, journal.ReadBatch)
+	cut, err := journal.PlanCompaction(ctx, s.store, key, th.JournalFrom, limit)
+	if err != nil || cut.Seq == 0 {
 		if err != nil {
 			s.log.Warn("compact journal: read", "thread_id", key.ThreadID, "err", err)
-			return
 		}
-		if len(entries) == 0 {
-			break
-		}
-		for _, e := range entries {
-			total += int64(len(e.Event))
-			if e.Terminal {
-				ends = append(ends, runEnd{e.Seq, total})
-			}
-		}
-		after = entries[len(entries)-1].Seq
-	}
-	if len(ends) < 2 {
-		return // the latest finished run is always kept
-	}
-	cut := ends[len(ends)-2] // at most: everything before the latest run
-	for _, e := range ends[:len(ends)-1] {
-		if total-e.bytes <= limit/2 {
-			cut = e
-			break
-		}
+		return
 	}
 	_, written, err := s.updateThread(ctx, key, th, func(cur *Thread) bool {
-		if cut.seq <= cur.JournalFrom {
+		if cut.Seq <= cur.JournalFrom {
 			return false
 		}
 		// Runs that ended since the scan added theirs to the estimate.
-		cur.JournalBytes = total - cut.bytes + max(cur.JournalBytes-th.JournalBytes, 0)
-		cur.JournalFrom = cut.seq
+		cur.JournalBytes = cut.Kept + max(cur.JournalBytes-th.JournalBytes, 0)
+		cur.JournalFrom = cut.Seq
 		return true
 	})
 	if err != nil || !written {
@@ -100,9 +69,9 @@ func (s *Service) compactJournal(key ThreadKey, limit int64) {
 		}
 		return
 	}
-	if err := s.store.TrimJournal(ctx, key, cut.seq); err != nil {
+	if err := s.store.TrimJournal(ctx, key, cut.Seq); err != nil {
 		s.log.Warn("compact journal: trim", "thread_id", key.ThreadID, "err", err)
 		return
 	}
-	s.log.Info("journal compacted", "thread_id", key.ThreadID, "up_to", cut.seq, "dropped_bytes", cut.bytes, "kept_bytes", total-cut.bytes)
+	s.log.Info("journal compacted", "thread_id", key.ThreadID, "up_to", cut.Seq, "dropped_bytes", cut.Dropped, "kept_bytes", cut.Kept)
 }

@@ -41,6 +41,7 @@
 //     continued after a restart or adopted from a dead instance;
 //     signin.go: the agent streams kept open, after a run ended waiting for
 //     a sign-in, for the resume run;
+//   - legacy.go: a JWT caller's threads moved from their old principal;
 //   - reader.go: what clients read (journal.Reader) — one run, or a thread
 //     followed (Follow), or long-polled (Poll);
 //   - threads.go: the thread snapshot and cancel; errors.go: typed errors
@@ -48,7 +49,7 @@
 //     run's own budgets (its output, an event's and the state's size, the
 //     conversation a record keeps) — admission across runs is package
 //     limits; observe.go: the observer hooks; compact.go: bounded thread
-//     journals; a2ui.go: the A2UI extension of a run.
+//     journals (where to cut: journal.PlanCompaction); a2ui.go: the A2UI extension of a run.
 //
 // Concurrency contract: Service.StartRun may be called concurrently. Every
 // run is driven by one goroutine owned by the Service, on a context tied to

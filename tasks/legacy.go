@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/a2a-agui-bridge/bridge/auth"
+	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
 
 // The migration of stored threads to per-issuer JWT principals (issue 33
@@ -26,7 +27,7 @@ func (s *Service) getThread(ctx context.Context, key ThreadKey) (*Thread, error)
 		return th, err
 	}
 	legacy := ThreadKey{Agent: key.Agent, Principal: old, ThreadID: key.ThreadID}
-	moved, merr := s.moveThread(ctx, legacy, key)
+	moved, merr := store.MoveThread(ctx, s.store, legacy, key, s.log)
 	switch {
 	case errors.Is(merr, ErrConflict):
 		// Another request moved it first.
@@ -38,49 +39,4 @@ func (s *Service) getThread(ctx context.Context, key ThreadKey) (*Thread, error)
 		return th, err
 	}
 	return moved, nil
-}
-
-// moveThread moves the thread at from to to; nil without error when there
-// is nothing to move.
-func (s *Service) moveThread(ctx context.Context, from, to ThreadKey) (*Thread, error) {
-	th, err := s.store.GetThread(ctx, from)
-	if errors.Is(err, ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if th.Principal != from.Principal || th.Active != nil {
-		return nil, nil
-	}
-	var entries []Entry
-	for after := int64(0); ; {
-		page, err := s.store.Read(ctx, from, after, 1024)
-		if err != nil {
-			return nil, err
-		}
-		entries = append(entries, page...)
-		if len(page) < 1024 {
-			break
-		}
-		after = page[len(page)-1].Seq
-	}
-	oldVersion := th.Version
-	th.Key, th.Principal, th.Version = to, to.Principal, 0
-	if th.Version, err = s.store.PutThreadAndAppend(ctx, th, entries...); err != nil {
-		return nil, err
-	}
-	for _, p := range th.Interrupts {
-		if err := s.store.IndexInterrupt(ctx, p.Interrupt.ID, to); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.store.DeleteThread(ctx, from, oldVersion); err != nil && !errors.Is(err, ErrNotFound) {
-		s.log.Warn("a moved thread's old record stays", "thread_id", from.ThreadID, "agent", from.Agent, "error", err)
-	}
-	if len(entries) > 0 {
-		// The old journal goes but its last entry (the store keeps one).
-		_ = s.store.TrimJournal(ctx, from, entries[len(entries)-1].Seq)
-	}
-	return th, nil
 }
