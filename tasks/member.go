@@ -27,7 +27,7 @@ type memberRun struct {
 	// contextID is the member's A2A context on the thread.
 	contextID string
 	// sendsInput: the message carries the user's new input; sentInput is
-	// set once the agent took it.
+	// set (by the driver, from memberMsg.took) once the agent took it.
 	sendsInput, sentInput bool
 
 	ctx  context.Context
@@ -54,6 +54,10 @@ type memberMsg struct {
 	ev  a2a.Event
 	err error // the member's upstream failed
 	end bool  // the upstream ended
+	// took: ev answers the member's message, so its agent took the input.
+	// It travels with the event because a parallel member's goroutine may
+	// see events the driver never reads.
+	took bool
 }
 
 // join adds a member to the run: parts go to it with plan's answers (nil:
@@ -172,6 +176,7 @@ func (c *crew) handle(ctx context.Context, msg memberMsg) {
 	case msg.err != nil:
 		c.fail(m, msg.err)
 	default:
+		m.sentInput = m.sentInput || msg.took
 		c.receive(m, msg.ev)
 	}
 	if m.tr.Done() {
@@ -301,7 +306,8 @@ func (c *crew) converse(m *memberRun, report func(memberMsg) bool) {
 		return
 	}
 	m.agent = agent
-	events := func(ev a2a.Event) bool { return report(memberMsg{m: m, ev: ev}) }
+	took := false
+	events := func(ev a2a.Event) bool { return report(memberMsg{m: m, ev: ev, took: took}) }
 	ctx = activateA2UI(ctx, m.spec, agent, c.d.in, nil)
 	op := m.opening(c.d)
 	switch {
@@ -323,9 +329,7 @@ func (c *crew) converse(m *memberRun, report func(memberMsg) bool) {
 			report(memberMsg{m: m, err: err})
 			return
 		}
-		if op.msg != nil && !m.sentInput {
-			m.sentInput = m.sendsInput
-		}
+		took = op.msg != nil && m.sendsInput
 		if events(ev) {
 			// The translator decides when the part is over (a Task
 			// snapshot that repeats an answered interrupt is not the end):
@@ -398,7 +402,7 @@ func (c *crew) resumeAuth(ctx context.Context, m *memberRun, events func(a2a.Eve
 			}
 		}
 		if live != nil {
-			if c.forward(ctx, m, events, report) {
+			if c.forward(ctx, m, report) {
 				return
 			}
 			for ev := range live {
@@ -420,7 +424,7 @@ func (c *crew) resumeAuth(ctx context.Context, m *memberRun, events func(a2a.Eve
 	if !events(task) {
 		return
 	}
-	if task.Status.State == a2a.TaskStateAuthRequired && c.forward(ctx, m, events, report) {
+	if task.Status.State == a2a.TaskStateAuthRequired && c.forward(ctx, m, report) {
 		return
 	}
 	follow()
@@ -429,7 +433,7 @@ func (c *crew) resumeAuth(ctx context.Context, m *memberRun, events func(a2a.Eve
 // forward sends the resume's answer to the member's task and follows the
 // reply; it reports false, having delivered nothing, when the agent
 // refuses it.
-func (c *crew) forward(ctx context.Context, m *memberRun, events func(a2a.Event) bool, report func(memberMsg) bool) bool {
+func (c *crew) forward(ctx context.Context, m *memberRun, report func(memberMsg) bool) bool {
 	op := m.opening(c.d)
 	c.addA2UICapabilities(m, op.msg)
 	accepted := false
@@ -443,8 +447,7 @@ func (c *crew) forward(ctx context.Context, m *memberRun, events func(a2a.Event)
 			return true
 		}
 		accepted = true
-		m.sentInput = true
-		if !events(ev) {
+		if !report(memberMsg{m: m, ev: ev, took: true}) {
 			break
 		}
 	}
