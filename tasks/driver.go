@@ -148,7 +148,7 @@ func newDriver(s *Service, spec *AgentSpec, th *Thread, in *agui.RunAgentInput, 
 func (d *driver) begin(ctx context.Context, kind trace.SpanKind) {
 	d.started = time.Now()
 	d.budget.limit = d.spec.MaxRunBytes // a team's spec is known only now
-	_, d.span = d.svc.tracer.Start(ctx, "bridge.run", trace.WithSpanKind(kind), trace.WithAttributes(
+	_, d.span = d.svc.opt.Tracer.Start(ctx, "bridge.run", trace.WithSpanKind(kind), trace.WithAttributes(
 		attribute.String("bridge.agent", d.spec.Name),
 		attribute.String("agui.thread_id", d.in.ThreadID),
 		attribute.String("agui.run_id", d.in.RunID),
@@ -289,7 +289,7 @@ func (d *driver) setup() {
 	for _, e := range d.plan.prior {
 		_ = d.guard.Check(e) // what the journal holds is what clients hold
 	}
-	d.journal = journal.NewWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.svc.storeOutage, d.log, d.live.Publish)
+	d.journal = journal.NewWriter(d.svc.ctx, d.svc.store, d.thread.Key, d.svc.opt.StoreOutage, d.log, d.live.Publish)
 }
 
 // lifecycle is the run's goroutine: it sets the run up, runs body, and
@@ -334,7 +334,7 @@ func (d *driver) drive() {
 	ctx, cancel := context.WithCancelCause(trace.ContextWithSpan(a2a.WithCallerAuthorization(d.svc.ctx, d.plan.caller), d.span))
 	defer cancel(nil)
 	defer d.disarm()
-	if d.svc.lease > 0 {
+	if d.svc.opt.Lease > 0 {
 		d.leasing.Add(1)
 		go d.keepLease(cancel)
 	}

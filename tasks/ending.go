@@ -45,7 +45,7 @@ func (d *driver) armGrace(id a2a.TaskID) {
 		return
 	}
 	delete(d.following, id)
-	d.graces = append(d.graces, time.AfterFunc(d.svc.cancelGrace, func() { m.stop(errCancelGrace) }))
+	d.graces = append(d.graces, time.AfterFunc(d.svc.opt.CancelGrace, func() { m.stop(errCancelGrace) }))
 }
 
 // disarm stops the grace periods still running when the run ends.
@@ -165,7 +165,7 @@ func storeFailure() *agui.RunError {
 // this process get the shutdown notice instead of a terminal event.
 func (d *driver) suspend() {
 	d.suspendWith("the bridge is shutting down; the agent's task goes on and this run continues after the restart: read it at /agents/{name}/threads/{threadId}/events after the last id you saw")
-	if d.svc.lease > 0 {
+	if d.svc.opt.Lease > 0 {
 		d.handOver()
 		d.log.Info("run suspended by the shutdown; its lease ends now, for another instance to adopt it")
 		return

@@ -31,13 +31,13 @@ var errLeaseLost = errors.New("another bridge instance adopted the run")
 // whose lease has lapsed.
 func (s *Service) leaseLapsed(th *Thread) bool {
 	a := th.Active
-	return s.lease > 0 && a != nil && a.Owner != s.instance &&
+	return s.opt.Lease > 0 && a != nil && a.Owner != s.opt.Instance &&
 		!a.LeaseExpires.IsZero() && time.Now().After(a.LeaseExpires)
 }
 
 // owns reports whether runID is th's active run and this instance runs it.
 func (s *Service) owns(th *Thread, runID string) bool {
-	return th.Running(runID) && th.Active.Owner == s.instance
+	return th.Running(runID) && th.Active.Owner == s.opt.Instance
 }
 
 // scanLeases adopts, every lease/2 (jittered, so that instances started
@@ -50,14 +50,14 @@ func (s *Service) scanLeases() {
 			return
 		}
 		s.adoptLapsed()
-		half := s.lease / 2
+		half := s.opt.Lease / 2
 		wait = half - half/4 + rand.N(half/2+1)
 	}
 }
 
 // adoptLapsed runs one scan.
 func (s *Service) adoptLapsed() {
-	ctx, cancel := context.WithTimeout(s.ctx, max(s.lease/2, time.Second))
+	ctx, cancel := context.WithTimeout(s.ctx, max(s.opt.Lease/2, time.Second))
 	defer cancel()
 	var keys []ThreadKey
 	var err error
@@ -87,7 +87,7 @@ func (s *Service) adoptSoon(key ThreadKey) { s.adoptAfter(key, 0) }
 // (this one could not renew in time), the run stops with errLeaseLost.
 func (d *driver) keepLease(stop context.CancelCauseFunc) {
 	defer d.leasing.Done()
-	next := d.svc.lease / 3
+	next := d.svc.opt.Lease / 3
 	for {
 		if !retry.Sleep(next, d.finishing, d.svc.ctx.Done()) {
 			return
@@ -97,7 +97,7 @@ func (d *driver) keepLease(stop context.CancelCauseFunc) {
 		// than a third of a lease later: a run that rode an outage out
 		// (Options.StoreOutage, half a lease) must renew as soon as the
 		// store is back, before what is left of its lease runs out.
-		next = d.svc.lease / 3
+		next = d.svc.opt.Lease / 3
 		if failed {
 			next = d.svc.releaseRetryMax()
 		}
@@ -121,12 +121,12 @@ func (d *driver) keepLease(stop context.CancelCauseFunc) {
 // tick tries again, and a lease that lapses meanwhile is adopted, as it
 // should be when this instance cannot reach the store.
 func (d *driver) renew() (ours, failed bool) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), d.svc.lease/3)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(d.svc.ctx), d.svc.opt.Lease/3)
 	defer cancel()
 	cur, _, err := d.svc.updateThread(ctx, d.thread.Key, nil, func(cur *Thread) bool {
 		ours = d.svc.owns(cur, d.in.RunID)
 		if ours {
-			cur.Active.LeaseExpires = time.Now().Add(d.svc.lease)
+			cur.Active.LeaseExpires = time.Now().Add(d.svc.opt.Lease)
 		}
 		return ours
 	})
@@ -151,8 +151,8 @@ func (d *driver) renew() (ours, failed bool) {
 // of a lease, well below the adoption grace (lapseGrace), so that an
 // instance that is alive always writes before another adopts its run.
 func (s *Service) releaseRetryMax() time.Duration {
-	if s.lease > 0 {
-		return max(min(journal.RetryMax, s.lease/8), journal.RetryFirst)
+	if s.opt.Lease > 0 {
+		return max(min(journal.RetryMax, s.opt.Lease/8), journal.RetryFirst)
 	}
 	return journal.RetryMax
 }
@@ -165,7 +165,7 @@ func (s *Service) releaseRetryMax() time.Duration {
 // every releaseRetryMax, a fraction of the grace, so its write changes the
 // record's version first and the adoption is called off. A dead owner's
 // run is adopted lapseGrace later than without it.
-func (s *Service) lapseGrace() time.Duration { return s.lease / 4 }
+func (s *Service) lapseGrace() time.Duration { return s.opt.Lease / 4 }
 
 // lapsedLongEnough reports whether key's record, at version, has been
 // seen with its lease lapsed for lapseGrace; otherwise it remembers the

@@ -154,7 +154,6 @@ type Service struct {
 	// it. A run keeps the spec it started with.
 	catalog atomic.Pointer[agentCatalog]
 	log     *slog.Logger
-	wait    time.Duration
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -167,80 +166,57 @@ type Service struct {
 	signIns map[ThreadKey]*signInWatch
 	// drivers are the runs this process is driving, by thread.
 	drivers map[ThreadKey]*driver
-	// cancelGrace is Options.CancelGrace.
-	cancelGrace time.Duration
 
-	// instance identifies this process's runs in thread records.
-	instance string
-	// exclusive says only this process writes the store.
-	exclusive bool
-	// lease is Options.Lease when leases are in force (shared store),
-	// else 0; scanDone is closed when the adoption scan has stopped, after
-	// stopScan.
-	lease    time.Duration
+	// opt is the Options with their defaults; its Lease is zero unless
+	// leases are in force (a shared store).
+	opt Options
+	// stopScan ends the adoption scan; scanDone is closed once it stopped.
 	stopScan chan struct{}
 	scanDone chan struct{}
-	// storeOutage is Options.StoreOutage with its default.
-	storeOutage time.Duration
 	// lapsed holds, per thread, when and at which record version its
 	// lease was first seen lapsed (see lapsedLongEnough).
 	lapsedMu sync.Mutex
 	lapsed   map[ThreadKey]lapsedSighting
-	// tracer is Options.Tracer, or one that records nothing.
-	tracer trace.Tracer
-	// admission is Options.Admission (nil: no cap).
-	admission Admission
 }
 
 // NewService returns a Service; call Close to stop it.
 func NewService(opt Options) *Service {
 	ctx, cancel := context.WithCancelCause(context.Background())
+	if opt.ExclusiveStore {
+		opt.Lease = 0
+	}
+	opt.Instance = cmp.Or(opt.Instance, uuid.NewString())
+	opt.Logger = cmp.Or(opt.Logger, slog.New(slog.DiscardHandler))
+	opt.Tracer = cmp.Or(opt.Tracer, noTracer)
+	opt.CancelGrace = positiveOr(opt.CancelGrace, 2*time.Second)
+	opt.FirstEventWait = positiveOr(opt.FirstEventWait, 10*time.Second)
+	if opt.StoreOutage <= 0 && opt.Lease > 0 {
+		opt.StoreOutage = opt.Lease / 2
+	}
+	opt.StoreOutage = positiveOr(opt.StoreOutage, 10*time.Second)
 	s := &Service{
-		store:       opt.Store,
-		log:         opt.Logger,
-		wait:        opt.FirstEventWait,
-		ctx:         ctx,
-		cancel:      cancel,
-		instance:    cmp.Or(opt.Instance, uuid.NewString()),
-		signIns:     make(map[ThreadKey]*signInWatch),
-		drivers:     make(map[ThreadKey]*driver),
-		exclusive:   opt.ExclusiveStore,
-		cancelGrace: opt.CancelGrace,
-		tracer:      opt.Tracer,
-		admission:   opt.Admission,
-		stopScan:    make(chan struct{}),
-		scanDone:    make(chan struct{}),
-	}
-	if !opt.ExclusiveStore && opt.Lease > 0 {
-		s.lease = opt.Lease
-	}
-	s.storeOutage = opt.StoreOutage
-	if s.storeOutage <= 0 {
-		s.storeOutage = 10 * time.Second
-		if s.lease > 0 {
-			s.storeOutage = s.lease / 2
-		}
-	}
-	s.lapsed = make(map[ThreadKey]lapsedSighting)
-	if s.tracer == nil {
-		s.tracer = noTracer
-	}
-	if s.cancelGrace <= 0 {
-		s.cancelGrace = 2 * time.Second
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	if s.wait <= 0 {
-		s.wait = 10 * time.Second
+		store: opt.Store, log: opt.Logger, ctx: ctx, cancel: cancel, opt: opt,
+		signIns:  make(map[ThreadKey]*signInWatch),
+		drivers:  make(map[ThreadKey]*driver),
+		lapsed:   make(map[ThreadKey]lapsedSighting),
+		stopScan: make(chan struct{}),
+		scanDone: make(chan struct{}),
 	}
 	s.SetAgents(opt.Agents, opt.Teams)
-	if s.lease > 0 {
+	if opt.Lease > 0 {
 		go s.scanLeases()
 	} else {
 		close(s.scanDone)
 	}
 	return s
+}
+
+// positiveOr is d, or def when d is not positive.
+func positiveOr(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 // agentCatalog is one generation of the Service's agents and teams.
@@ -318,7 +294,7 @@ func (s *Service) Close(ctx context.Context) error {
 }
 
 // Instance is the name of this process in thread records (Thread.Owner).
-func (s *Service) Instance() string { return s.instance }
+func (s *Service) Instance() string { return s.opt.Instance }
 
 // HasAgent reports whether name is a configured agent or team.
 func (s *Service) HasAgent(name string) bool {
@@ -330,7 +306,7 @@ func (s *Service) HasAgent(name string) bool {
 // no longer exists: with an exclusive store (memory, embedded) only this
 // process writes, so a run it does not own died with an earlier process.
 func (s *Service) stale(th *Thread) bool {
-	return s.exclusive && th.Active != nil && th.Active.Owner != s.instance
+	return s.opt.ExclusiveStore && th.Active != nil && th.Active.Owner != s.opt.Instance
 }
 
 // running reports whether th has an active run that is alive: not one an

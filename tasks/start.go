@@ -203,8 +203,8 @@ func (st *start) claim(ctx context.Context) (*Thread, error) {
 	if claim.input, err = json.Marshal(in); err != nil {
 		return nil, &Error{Code: agui.CodeInvalidInput, Message: "the request cannot be recorded", Err: err}
 	}
-	if s.admission != nil {
-		release, err := s.admission.AcquireRun(st.current.Principal)
+	if s.opt.Admission != nil {
+		release, err := s.opt.Admission.AcquireRun(st.current.Principal)
 		if err != nil {
 			return nil, err
 		}
@@ -231,7 +231,7 @@ func (st *start) spawn(ctx context.Context, th *Thread) (*RunReader, error) {
 	if len(plan.parts) == 0 && (plan.resume == nil || !plan.resume.cancel) {
 		return run, nil
 	}
-	if err := d.awaitAnswer(ctx, s.wait); err != nil {
+	if err := d.awaitAnswer(ctx, s.opt.FirstEventWait); err != nil {
 		return nil, agentError(st.name, err)
 	}
 	return run, nil
@@ -285,7 +285,7 @@ func (s *Service) claim(ctx context.Context, th *Thread, c claimed) (*Thread, er
 	th.Active = &ActiveRun{
 		RunID:    c.runID,
 		Since:    time.Now(),
-		Owner:    s.instance,
+		Owner:    s.opt.Instance,
 		After:    c.after,
 		Input:    c.input,
 		Results:  c.results,
@@ -294,8 +294,8 @@ func (s *Service) claim(ctx context.Context, th *Thread, c claimed) (*Thread, er
 	if c.task != "" {
 		th.Active.Tasks = map[string]string{c.member: string(c.task)}
 	}
-	if s.lease > 0 {
-		th.Active.LeaseExpires = time.Now().Add(s.lease)
+	if s.opt.Lease > 0 {
+		th.Active.LeaseExpires = time.Now().Add(s.opt.Lease)
 	}
 	v, err := s.store.PutThread(ctx, th)
 	if errors.Is(err, ErrConflict) {

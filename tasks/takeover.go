@@ -124,9 +124,9 @@ func recordedInput(log *slog.Logger, key ThreadKey, active *ActiveRun) *agui.Run
 // nil record when another process claimed the run first.
 func (s *Service) reclaim(ctx context.Context, th *Thread) (next *Thread, prior []agui.Event, last int64, err error) {
 	next = th.Clone()
-	next.Active.Owner = s.instance
-	if s.lease > 0 {
-		next.Active.LeaseExpires = time.Now().Add(s.lease)
+	next.Active.Owner = s.opt.Instance
+	if s.opt.Lease > 0 {
+		next.Active.LeaseExpires = time.Now().Add(s.opt.Lease)
 	}
 	v, err := s.store.PutThread(ctx, next)
 	if errors.Is(err, ErrConflict) {
