@@ -3,11 +3,8 @@ package boltstore_test
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 
@@ -189,39 +186,4 @@ func BenchmarkBoltAppend(b *testing.B) {
 	s := openBolt(b, filepath.Join(b.TempDir(), "bridge.db"))
 	defer s.Close()
 	storetest.BenchmarkAppend(b, s)
-}
-
-// TestBoltGroupCommitReturnsOwnGroup checks that an Append returns once the
-// commit holding its entries returned, however many other runs keep
-// appending: the caller that found no commit in flight commits its own
-// group and leaves the later ones to a goroutine. Each Append counts how
-// many other Appends completed while it waited; with group commit that is
-// at most the commit in flight and its own, a few per other writer. An
-// Append that stayed to commit every group that formed behind its own
-// would count the others' appends for as long as they kept coming.
-func TestBoltGroupCommitReturnsOwnGroup(t *testing.T) {
-	t.Parallel()
-	s := openBolt(t, filepath.Join(t.TempDir(), "bridge.db"))
-	const writers, appends = 4, 100
-	var completed, worst atomic.Int64
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Go(func() {
-			k := store.ThreadKey{Agent: "agent", ThreadID: fmt.Sprint("t", w)}
-			for i := range appends {
-				before := completed.Load()
-				if err := s.Append(t.Context(), k, store.Entry{Seq: int64(i + 1), RunID: "r", Event: []byte(`{}`)}); err != nil {
-					t.Error(err)
-					return
-				}
-				others := completed.Add(1) - 1 - before
-				for cur := worst.Load(); others > cur && !worst.CompareAndSwap(cur, others); cur = worst.Load() {
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if w := worst.Load(); w > 4*writers {
-		t.Errorf("an Append waited while %d other Appends completed; want at most %d (its group and the one before)", w, 4*writers)
-	}
 }
