@@ -149,5 +149,3 @@ func (s *RedisStore) PurgeThread(ctx context.Context, key ThreadKey, version int
 	}
 	return nil
 }
-
-

@@ -233,4 +233,6 @@ func testIdleThreads(t *testing.T, s store.Store) {
 	}
 }
 
-func got0Key() store.ThreadKey { return store.ThreadKey{Agent: "agent", Principal: "pold", ThreadID: "old"} }
+func got0Key() store.ThreadKey {
+	return store.ThreadKey{Agent: "agent", Principal: "pold", ThreadID: "old"}
+}
