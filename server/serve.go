@@ -245,6 +245,14 @@ func (t threads) Cancel(ctx context.Context, agent, threadID string) (any, error
 	return spellStates(v), nil
 }
 
+func (t threads) ListThreads(ctx context.Context, agent, cursor string, limit int) (any, error) {
+	return t.svc.ListThreads(ctx, agent, cursor, limit)
+}
+
+func (t threads) DeleteThread(ctx context.Context, agent, threadID string) error {
+	return t.svc.DeleteThread(ctx, agent, threadID)
+}
+
 // spellStates writes the view's task states as the rest of what a client
 // sees spells them — "completed", as in the shared state's
 // a2a.task.state and the a2a:completed step — not as the store keeps
