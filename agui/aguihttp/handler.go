@@ -401,7 +401,7 @@ func (h *Handler) cors(w http.ResponseWriter, r *http.Request) bool {
 	hd.Set("Access-Control-Allow-Origin", origin)
 	hd.Add("Vary", "Origin")
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-		hd.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+		hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
 		hd.Set("Access-Control-Allow-Headers", "Content-Type, Accept, Authorization, Last-Event-ID")
 		hd.Set("Access-Control-Max-Age", "600")
 		w.WriteHeader(http.StatusNoContent)
