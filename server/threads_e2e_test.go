@@ -37,12 +37,15 @@ func TestDeleteThreadWhileStreaming(t *testing.T) {
 	const thread = "th-delete-live"
 	run := b.open(t, "counter", runBody(thread, "run-1", false, userMsg("u1", "count")))
 	run.until(t, isContent)
+	follower := b.stream(t, http.MethodGet, "/agents/counter/threads/"+thread+"/events", nil, nil)
+	follower.until(t, isContent)
 	for range 2 {
 		if r := b.do(t, http.MethodDelete, "/agents/counter/threads/"+thread, "", nil); r.status != http.StatusNoContent || len(r.body) != 0 {
 			t.Fatalf("DELETE: %d %s, want 204", r.status, r.body)
 		}
 	}
-	wantCancelledRun(t, run.result(t), false)
+	run.result(t).wantError(t, "thread_deleted")
+	follower.result(t).wantError(t, "thread_deleted")
 	if got := b.demo.Cancels("counter"); len(got) != 1 {
 		t.Errorf("the agent got CancelTask %v, want once", got)
 	}

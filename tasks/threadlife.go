@@ -90,12 +90,42 @@ func (s *Service) ListThreads(ctx context.Context, agent, cursor string, limit i
 	return out, nil
 }
 
+// errThreadDeleted stops a run this process drives on a thread being
+// deleted: like a run left to another instance (errLeaseLost), it ends
+// without writing its end, and its readers get RUN_ERROR thread_deleted.
+var errThreadDeleted = fmt.Errorf("%w: the thread was deleted", errLeaseLost)
+
+// stopLocal stops th's run if this process drives it, and reports
+// whether it did and the run's goroutine has ended.
+func (s *Service) stopLocal(ctx context.Context, th *Thread) bool {
+	d := s.driving(th.Key, th.Active.RunID)
+	if d == nil {
+		return false
+	}
+	d.mu.Lock()
+	stop := d.stopRun
+	d.leaseLost = stop != nil // unregistered when it ends: the thread is going
+	d.mu.Unlock()
+	if stop == nil {
+		return false
+	}
+	stop(errThreadDeleted)
+	select {
+	case <-d.done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // deleteWait bounds how long DeleteThread waits for a cancelled run to end.
 const deleteWait = 15 * time.Second
 
 // DeleteThread deletes the caller's thread: a run in progress (or a task
 // waiting on interrupts) is cancelled first (A2A CancelTask, as Cancel
-// does), the run ends as the agent reports it, and then the thread's
+// does) — a run this process drives ends with RUN_ERROR thread_deleted,
+// one driven by another instance as the agent reports the cancel — and
+// then the thread's
 // record, journal, interrupt index entries and lease go. A thread that
 // does not exist, or is another principal's, is deleted already: nil,
 // exactly as for the owner's second delete. A run that does not end
@@ -108,11 +138,21 @@ func (s *Service) DeleteThread(ctx context.Context, agent, threadID string) erro
 	if err != nil {
 		return err
 	}
+	// A run this process drives is stopped first, so that it ends with
+	// thread_deleted rather than as the agent reports the cancel; one
+	// driven elsewhere ends cancelled, and the thread goes after.
+	stopped := th.Active != nil && s.stopLocal(ctx, th)
 	if s.running(th) || len(th.Interrupts) > 0 {
 		if _, err := s.Cancel(ctx, agent, threadID); err != nil && !errors.Is(err, ErrNotFound) {
 			// The agent may never hear of it; the thread goes all the same.
 			s.log.Warn("delete thread: cancel", "agent", agent, "thread_id", threadID, "err", err)
 		}
+	}
+	if stopped {
+		if err := s.store.PurgeThread(ctx, th.Key, 0); err != nil && !errors.Is(err, ErrNotFound) {
+			return storeError(err)
+		}
+		return nil
 	}
 	wait, stop := context.WithTimeout(ctx, deleteWait)
 	defer stop()
