@@ -413,7 +413,7 @@ func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger, opts Optio
 	if ttl := time.Duration(cfg.Store.Retention.IdleThreadTTL); ttl > 0 {
 		sctx, stopSweep := context.WithCancel(ctx)
 		var sweeping sync.WaitGroup
-		sweeping.Go(func() { sweepIdle(sctx, svc, ttl, b.inst.metrics, log) })
+		sweeping.Go(func() { sweepIdle(sctx, b.store, ttl, b.inst.metrics, log) })
 		defer sweeping.Wait()
 		defer stopSweep()
 	}

@@ -168,12 +168,12 @@ func TestRetentionSweep(t *testing.T) {
 		}
 	}
 	const ttl = time.Hour
-	if n, err := b.svc.SweepIdle(t.Context(), time.Now().Add(ttl/2), ttl); err != nil || n != 0 {
+	if n, err := sweepOnce(t.Context(), b.store, time.Now().Add(ttl/2), ttl); err != nil || n != 0 {
 		t.Fatalf("sweep within the TTL: %d, %v; want nothing deleted", n, err)
 	}
 	run := b.open(t, "counter", runBody("th-busy", "run-1", false, userMsg("u1", "count")))
 	run.until(t, isContent)
-	if n, err := b.svc.SweepIdle(t.Context(), time.Now().Add(2*ttl), ttl); err != nil || n != 2 {
+	if n, err := sweepOnce(t.Context(), b.store, time.Now().Add(2*ttl), ttl); err != nil || n != 2 {
 		t.Fatalf("sweep past the TTL: %d, %v; want the 2 idle threads", n, err)
 	}
 	for _, thread := range []string{"th-old-1", "th-old-2"} {
@@ -186,4 +186,42 @@ func TestRetentionSweep(t *testing.T) {
 	}
 	b.cancelThread(t, "counter", "th-busy")
 	run.result(t)
+}
+
+// TestScaleOutDeleteThread: two bridge processes on one Redis. A delete
+// on the instance that does not drive the run cancels it (the agent gets
+// CancelTask), the run's stream on the other ends, and the thread is gone
+// on both; a delete on the driving instance ends its stream with
+// RUN_ERROR thread_deleted.
+func TestScaleOutDeleteThread(t *testing.T) {
+	t.Parallel()
+	bridgeBin, demoBin := buildBinaries(t)
+	demo := startDemoAgents(t, demoBin)
+	c := newCluster(t, bridgeBin, demo, 2, "counter")
+	a, b := c.bridge(0), c.bridge(1)
+
+	run := a.open(t, "counter", runBody("th-del-b", "run-1", false, userMsg("u1", "count")))
+	run.until(t, isContent)
+	if r := b.do(t, http.MethodDelete, "/agents/counter/threads/th-del-b", "", nil); r.status != http.StatusNoContent {
+		t.Fatalf("DELETE on the other instance: %d %s", r.status, r.body)
+	}
+	wantCancelledRun(t, run.result(t), false)
+	for i, inst := range []*testBridge{a, b} {
+		if r := inst.do(t, http.MethodGet, "/agents/counter/threads/th-del-b", "", nil); r.status != http.StatusNotFound {
+			t.Errorf("GET on instance %d after the delete: %d %s, want 404", i, r.status, r.body)
+		}
+		if l := threadList(t, inst.do(t, http.MethodGet, "/threads", "", nil)); len(l.Threads) != 0 {
+			t.Errorf("list on instance %d after the delete: %v", i, listedIDs(l))
+		}
+	}
+
+	run = a.open(t, "counter", runBody("th-del-a", "run-1", false, userMsg("u1", "count")))
+	run.until(t, isContent)
+	if r := a.do(t, http.MethodDelete, "/agents/counter/threads/th-del-a", "", nil); r.status != http.StatusNoContent {
+		t.Fatalf("DELETE on the driving instance: %d %s", r.status, r.body)
+	}
+	run.result(t).wantError(t, "thread_deleted")
+	if r := b.do(t, http.MethodGet, "/agents/counter/threads/th-del-a", "", nil); r.status != http.StatusNotFound {
+		t.Errorf("GET on the other instance: %d %s, want 404", r.status, r.body)
+	}
 }

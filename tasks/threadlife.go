@@ -206,28 +206,3 @@ func (s *Service) checkThreadCap(ctx context.Context, principal string) error {
 	}
 	return nil
 }
-
-// SweepBatch bounds how many threads one SweepIdle deletes.
-const SweepBatch = 100
-
-// SweepIdle deletes up to SweepBatch threads without a run whose last
-// activity is older than ttl at now, and reports how many it deleted. Each
-// goes only at the version it was listed with: a thread touched since, by
-// this instance or another on a shared store, stays.
-func (s *Service) SweepIdle(ctx context.Context, now time.Time, ttl time.Duration) (int, error) {
-	idle, err := s.store.IdleThreads(ctx, now.Add(-ttl), SweepBatch)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, t := range idle {
-		switch err := s.store.PurgeThread(ctx, t.Key, t.Version); {
-		case err == nil:
-			n++
-		case errors.Is(err, ErrConflict), errors.Is(err, ErrNotFound):
-		default:
-			return n, err
-		}
-	}
-	return n, nil
-}
