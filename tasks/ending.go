@@ -1,8 +1,8 @@
 package tasks
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
