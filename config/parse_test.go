@@ -266,7 +266,7 @@ func TestParseSchemaErrors(t *testing.T) {
 		{
 			name: "store and server",
 			yaml: "store: {kind: redis, addr: x}\nserver: {maxBody: 1}\nagents: [{name: a, url: 'http://a'}]",
-			want: []string{"store.addr: unknown key; known keys: kind, path, url, sentinel, cluster, username, password, tls, waitReplicas, waitTimeout, lease (line 1)",
+			want: []string{"store.addr: unknown key; known keys: kind, path, url, sentinel, cluster, username, password, tls, waitReplicas, waitTimeout, lease, retention (line 1)",
 				// Reported beside the unknown key: the rules still run on the rest.
 				"store.url: required when kind is redis (or store.sentinel, or store.cluster) (line 1)",
 				"server.maxBody: unknown key: did you mean maxBodyBytes? (line 2)"},

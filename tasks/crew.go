@@ -253,7 +253,7 @@ func (c *crew) settle(ctx context.Context) {
 	case errors.Is(cause, errShutdown):
 		d.suspend()
 	case errors.Is(cause, errLeaseLost):
-		d.leave()
+		d.leave(cause)
 	default:
 		d.emit(c.endEvents())
 	}

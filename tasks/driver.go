@@ -82,6 +82,9 @@ type driver struct {
 	// instance adopted the run.
 	leasing   sync.WaitGroup
 	leaseLost bool
+	// stopRun ends the run's context (d.mu; nil until it runs): a delete
+	// stops it with errThreadDeleted (threadlife.go).
+	stopRun context.CancelCauseFunc
 
 	// shutdownTail is what in-process readers get instead of a journaled
 	// terminal event once the run is suspended (phaseSuspended): the thread
@@ -333,6 +336,9 @@ func (d *driver) drive() {
 	// The run's A2A calls are spans of the run.
 	ctx, cancel := context.WithCancelCause(trace.ContextWithSpan(a2a.WithCallerAuthorization(d.svc.ctx, d.plan.caller), d.span))
 	defer cancel(nil)
+	d.mu.Lock()
+	d.stopRun = cancel
+	d.mu.Unlock()
 	defer d.disarm()
 	if d.svc.opt.Lease > 0 {
 		d.leasing.Add(1)

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
@@ -164,7 +165,7 @@ func storeFailure() *agui.RunError {
 // journaled, the thread keeps it as active (with its task), and readers in
 // this process get the shutdown notice instead of a terminal event.
 func (d *driver) suspend() {
-	d.suspendWith("the bridge is shutting down; the agent's task goes on and this run continues after the restart: read it at /agents/{name}/threads/{threadId}/events after the last id you saw")
+	d.suspendWith(CodeServerShutdown, "the bridge is shutting down; the agent's task goes on and this run continues after the restart: read it at /agents/{name}/threads/{threadId}/events after the last id you saw")
 	if d.svc.opt.Lease > 0 {
 		d.handOver()
 		d.log.Info("run suspended by the shutdown; its lease ends now, for another instance to adopt it")
@@ -176,15 +177,19 @@ func (d *driver) suspend() {
 // leave stops a run another instance adopted (this one's lease lapsed):
 // like a shutdown, the thread is left as it is, to the adopter, and readers
 // in this process are told to follow the run's journal.
-func (d *driver) leave() {
-	d.suspendWith("this bridge instance lost the run to another instance, which continues it: read it at /agents/{name}/threads/{threadId}/events after the last id you saw")
+func (d *driver) leave(cause error) {
+	if errors.Is(cause, errThreadDeleted) {
+		d.suspendWith(agui.CodeThreadDeleted, "the thread was deleted") // threadlife.go
+		return
+	}
+	d.suspendWith(CodeServerShutdown, "this bridge instance lost the run to another instance, which continues it: read it at /agents/{name}/threads/{threadId}/events after the last id you saw")
 	d.log.Warn("run left to the instance that adopted it")
 }
 
-func (d *driver) suspendWith(message string) {
+func (d *driver) suspendWith(code, message string) {
 	d.journal.Flush()
 	var tail []agui.Envelope
-	for _, e := range d.crew.cut(CodeServerShutdown, message) {
+	for _, e := range d.crew.cut(code, message) {
 		if d.guard.Check(e) != nil {
 			continue
 		}

@@ -177,6 +177,8 @@ type Service struct {
 	// lease was first seen lapsed (see lapsedLongEnough).
 	lapsedMu sync.Mutex
 	lapsed   map[ThreadKey]lapsedSighting
+	// maxThreads caps each principal's threads (threadlife.go; 0: none).
+	maxThreads atomic.Int64
 }
 
 // NewService returns a Service; call Close to stop it.

@@ -27,6 +27,7 @@ Usage:
   bridge demo --replicas N [--redis URL]       the same with N bridge instances sharing one Redis
   bridge check --config FILE                   validate the config and resolve every agent card
   bridge health [--url URL | --config FILE]    exit 0 when a running bridge's /healthz answers 200
+  bridge compact --store FILE | --config FILE  shrink a stopped bridge's embedded store file
 
 Run "bridge COMMAND -h" for a command's flags.
 `
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdCheck(ctx, args[1:], stdout)
 	case "health":
 		err = cmdHealth(ctx, args[1:], stdout)
+	case "compact":
+		err = cmdCompact(args[1:], stdout)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
