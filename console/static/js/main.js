@@ -11,8 +11,9 @@
 import * as api from './api.js';
 import * as store from './store.js';
 import { apply, conversation, fold, newModel, userMessagesByRun } from './model.js';
-import { h, renderJSON, safeURL, shortId, Timeline } from './render.js';
+import { h, renderJSON, safeURL, Timeline } from './render.js';
 import { interruptsForm } from './forms.js';
+import { ThreadList } from './threadlist.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -56,6 +57,7 @@ const app = {
   travelModel: null,
   note: '', // a passing message under the composer
   loading: false, // a thread is being read from the bridge
+  deleted: false, // the open thread was deleted (a stream ended with thread_deleted)
   openToken: 0, // bumped per thread opened: late answers for an older one are dropped
   executedTools: new Set(),
   shownInterrupts: '',
@@ -63,6 +65,16 @@ const app = {
   collapsed: new Set(),
   debugShown: -1,
 };
+
+// The thread list is the bridge's: the caller's threads with the agent.
+const threadList = new ThreadList({ list: $('threads'), empty: $('threads-empty'), more: $('threads-more') }, {
+  open: (threadId) => openThread(threadId),
+  deleted: (threadId) => {
+    if (threadId !== app.threadId) return;
+    newThread();
+    app.note = 'Deleted the thread. This is a new one.';
+  },
+});
 
 const timeline = new Timeline($('timeline'), {
   agentName: null,
@@ -145,19 +157,23 @@ function render() {
     text = 'Running…';
   } else if (run) {
     state = run.status;
-    text = { finished: 'Finished', interrupted: 'Waiting for your answer', cancelled: 'Cancelled', error: `Failed: ${run.code ?? 'error'}` }[run.status] ?? run.status;
+    text = run.code === 'thread_deleted'
+      ? 'Thread deleted'
+      : { finished: 'Finished', interrupted: 'Waiting for your answer', cancelled: 'Cancelled', error: `Failed: ${run.code ?? 'error'}` }[run.status] ?? run.status;
   }
   status.dataset.state = state;
   status.textContent = text;
   $('note').textContent = app.note;
   $('thread-id').textContent = app.threadId ?? '—';
 
-  const canType = app.agent && app.travel === null && !app.busy && app.model.interrupts.length === 0;
+  const canType = app.agent && app.travel === null && !app.busy && !app.deleted && app.model.interrupts.length === 0;
   $('message').disabled = !canType;
   $('send').disabled = !canType;
   $('message').placeholder = !app.agent
     ? 'Pick an agent first'
-    : app.travel !== null
+    : app.deleted
+      ? 'This thread was deleted: start a new thread'
+      : app.travel !== null
       ? 'Back to live to write'
       : app.model.interrupts.length > 0
         ? 'Answer the request above first (or cancel it)'
@@ -270,28 +286,6 @@ function renderAgents() {
   );
 }
 
-function renderThreads() {
-  const list = $('threads');
-  const items = app.agent ? store.threads(app.agent) : [];
-  $('threads-empty').hidden = items.length > 0;
-  $('threads-empty').textContent = app.agent ? 'No threads with this agent in this browser yet.' : '';
-  list.replaceChildren(
-    ...items.map((t) =>
-      h('li', {},
-        h('button', { type: 'button', class: 'thread', 'aria-current': t.id === app.threadId ? 'true' : 'false', dataset: { thread: t.id }, onclick: () => openThread(t.id) },
-          h('span', { class: 'thread-title' }, t.title || shortId(t.id)),
-          h('time', { datetime: new Date(t.updatedAt).toISOString(), title: new Date(t.updatedAt).toLocaleString() }, relativeTime(t.updatedAt))))),
-  );
-}
-
-function relativeTime(ms) {
-  const s = Math.round((Date.now() - ms) / 1000);
-  if (s < 60) return 'just now';
-  if (s < 3600) return `${Math.round(s / 60)} min ago`;
-  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
-  return new Date(ms).toLocaleDateString();
-}
-
 function renderAgentHeading(info) {
   const el = $('agent-heading');
   if (!info) {
@@ -326,6 +320,17 @@ function onEnvelope(env) {
   if (env.seq > 0 && env.seq <= app.model.lastSeq) return; // already have it
   if (env.seq > 0) app.journal.push(env);
   apply(app.model, env, sentIn);
+  const e = env.event;
+  // A thread's first run creates it on the bridge: list it.
+  if (e.type === 'RUN_STARTED' && !threadList.has(app.threadId)) threadList.refresh();
+  if (e.type === 'RUN_ERROR' && e.code === 'thread_deleted') {
+    // Deleted while this page followed it (another tab, another browser):
+    // the bridge has nothing of it any more, so nothing can be sent on it.
+    app.deleted = true;
+    app.note = 'This thread was deleted (in another tab or browser). Start a new thread to go on.';
+    store.forgetThread(app.agent, app.threadId);
+    threadList.remove(app.threadId);
+  }
   if (env.seq > 0) saveSession();
   scheduleRender();
 }
@@ -411,8 +416,6 @@ async function startRun({ text, resume, toolResults, a2uiAction }) {
   if (resume) input.resume = resume;
   app.sent[runId] = sent;
   store.rememberRun(app.agent, app.threadId, runId, sent);
-  store.rememberThread(app.agent, app.threadId, text ? text.slice(0, 80) : '');
-  renderThreads();
   app.note = '';
   stopLive();
   const ctrl = new AbortController();
@@ -435,7 +438,6 @@ async function startRun({ text, resume, toolResults, a2uiAction }) {
       // Refused before the stream started: nothing reached the thread.
       delete app.sent[runId];
       store.forgetRun(app.agent, app.threadId, runId);
-      renderThreads();
       app.note = `The bridge refused the run: ${err.code} — ${err.message}`;
       if (text) $('message').value = text;
     } else {
@@ -458,6 +460,8 @@ async function startRun({ text, resume, toolResults, a2uiAction }) {
 // afterRun runs the frontend tools a finished run left to the page and sends
 // their results in a new run, as an AG-UI client would.
 function afterRun(token) {
+  // The run changed the thread's status, message count and place in the list.
+  threadList.refresh();
   const m = app.model;
   if (token !== app.openToken || app.busy || m.activeRunId || m.pendingToolCallIds.length === 0) return;
   const results = [];
@@ -498,7 +502,9 @@ async function loadAgents() {
 
 async function selectAgent(name, threadId = null) {
   if (app.agent === name && !threadId) return;
+  if (app.agent !== name) threadList.setAgent(name);
   app.agent = name;
+  store.saveLastAgent(name);
   renderAgents();
   renderAgentHeading(app.agents.find((a) => a.name === name) ?? { name });
   api.getAgent(name).then(
@@ -520,6 +526,7 @@ function resetThread(threadId) {
     derived: new Map(),
     busy: false,
     loading: false,
+    deleted: false,
     travel: null,
     travelModel: null,
     note: '',
@@ -528,7 +535,7 @@ function resetThread(threadId) {
     debugShown: -1,
   });
   timeline.refresh(app.model);
-  renderThreads();
+  threadList.setCurrent(threadId);
 }
 
 function newThread() {
@@ -555,9 +562,13 @@ async function openThread(threadId) {
     if (token !== app.openToken) return;
     if (!snapshot) {
       // A new thread the tab had open before a reload says nothing; one
-      // from the list that the bridge does not know (another bridge, a
-      // fresh store) says so.
-      if (store.threads(app.agent).some((t) => t.id === threadId)) app.note = 'The bridge does not know this thread (a fresh store?).';
+      // from the list that the bridge no longer has was deleted meanwhile.
+      if (threadList.has(threadId)) {
+        app.note = 'This thread is no longer on the bridge (deleted elsewhere?). This is a new thread.';
+        threadList.remove(threadId);
+        resetThread(`thread-${uuid()}`);
+        saveSession();
+      }
       scheduleRender();
       return;
     }
@@ -654,6 +665,7 @@ $('token-form').addEventListener('submit', (e) => {
   e.preventDefault();
   api.setToken($('token').value.trim());
   loadAgents();
+  threadList.refresh();
 });
 
 const slider = $('travel');
@@ -673,10 +685,14 @@ document.addEventListener('click', (ev) => {
 });
 
 async function main() {
+  store.dropLegacy();
   await loadAgents();
   const s = store.session();
+  const last = store.lastAgent();
   if (s.agent && app.agents.some((a) => a.name === s.agent)) {
     await selectAgent(s.agent, s.threadId || null);
+  } else if (last && app.agents.some((a) => a.name === last)) {
+    await selectAgent(last);
   } else {
     render();
   }
