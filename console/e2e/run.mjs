@@ -698,6 +698,7 @@ const scenarios = [
       check((await fetch(`${b.url}/agents/streamer/threads/${encodeURIComponent(alphaId)}`, { headers: auth })).status === 200, 'Keep deleted the thread');
       // Delete for good.
       await page.getByRole('button', { name: 'Delete Alpha conversation', exact: true }).click();
+      await page.screenshot({ path: path.join(shots, 'console-threads-server-confirm.png') });
       await ask.getByRole('button', { name: 'Delete for good' }).click();
       await rows.filter({ hasText: 'Alpha conversation' }).waitFor({ state: 'detached' });
       await page.locator('#note').filter({ hasText: 'Deleted the thread' }).waitFor();

@@ -11,33 +11,14 @@
 import * as api from './api.js';
 import * as store from './store.js';
 import { apply, conversation, fold, newModel, userMessagesByRun } from './model.js';
-import { h, renderJSON, safeURL, Timeline } from './render.js';
+import { renderDebugPanel, renderJSON, safeURL, Timeline } from './render.js';
 import { interruptsForm } from './forms.js';
 import { ThreadList } from './threadlist.js';
+import { uuid } from './threads.js';
+import { applyBackground, FRONTEND_TOOLS, toolHandlers } from './frontendtools.js';
+import { renderAgentHeading as drawAgentHeading, renderAgentList } from './agents.js';
 
 const $ = (id) => document.getElementById(id);
-
-// The console's own frontend tool, so agents that ask the page to do
-// something (the demo's painter) can be tried here end to end.
-const FRONTEND_TOOLS = [
-  {
-    name: 'change_background',
-    description: "Change the background colour of the console's conversation pane.",
-    parameters: {
-      type: 'object',
-      properties: { color: { type: 'string', description: 'a CSS colour, e.g. "lightblue" or "#336699"' } },
-      required: ['color'],
-    },
-  },
-];
-
-const toolHandlers = {
-  change_background(args) {
-    const color = String(args?.color ?? '');
-    if (!CSS.supports('color', color)) return { ok: false, error: `"${color}" is not a CSS colour` };
-    return { ok: true, color };
-  },
-};
 
 // How often follow() tries again while the bridge does not answer: about a
 // minute, long enough for a restart.
@@ -85,16 +66,6 @@ const timeline = new Timeline($('timeline'), {
     startRun({ a2uiAction: version === 'v0.8' ? { userAction: action } : { version, action } });
   },
 });
-
-// uuid works on plain http too, where crypto.randomUUID is missing (a
-// bridge reached by a LAN address is not a secure context).
-function uuid() {
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  b[6] = (b[6] & 0x0f) | 0x40;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const x = [...b].map((n) => n.toString(16).padStart(2, '0')).join('');
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
-}
 
 const sentIn = (runId) => {
   const mine = app.sent[runId];
@@ -180,28 +151,13 @@ function render() {
         : 'Message the agent — Enter to send, Shift+Enter for a new line';
   $('cancel-run').disabled = !(app.busy || app.model.activeRunId) || app.travel !== null;
   $('new-thread').disabled = !app.agent;
-  applyBackground(m);
+  applyBackground($('timeline'), m);
 }
 
 function renderDebug(m) {
   if (app.debugShown === m.version) return;
   app.debugShown = m.version;
-  const list = $('debug');
-  list.replaceChildren(
-    ...m.debug.map((d) =>
-      h('li', { class: `debug-${d.kind}` },
-        h('div', { class: 'debug-head' }, h('code', {}, d.seq ? `#${d.seq}` : '—'), ' ', h('strong', {}, d.name), h('span', { class: 'muted' }, ` ${d.kind}`)),
-        h('pre', {}, JSON.stringify(d.value, null, 2)))),
-  );
-  $('debug-empty').hidden = m.debug.length > 0;
-  $('debug-count').textContent = m.debug.length ? `(${m.debug.length})` : '';
-  $('event-count').textContent = String(m.events.length);
-  // The event log is only drawn while it is open: a long run would
-  // otherwise rebuild hundreds of rows every frame for nobody.
-  if ($('event-log').open) {
-    const events = m.events.slice(-500);
-    $('events').replaceChildren(...events.map((e) => h('li', {}, h('code', {}, e.seq ? `#${e.seq}` : '—'), ` ${e.type}`)));
-  }
+  renderDebugPanel(m);
 }
 
 function renderInterrupts() {
@@ -241,72 +197,8 @@ function renderTravel() {
   $('travel-live').disabled = app.travel === null;
 }
 
-// applyBackground shows the last colour the change_background tool set.
-function applyBackground(m) {
-  let color = '';
-  for (const it of m.items) {
-    if (it.kind === 'tool' && it.name === 'change_background' && it.result) {
-      try {
-        const r = JSON.parse(it.result);
-        if (r.ok) color = r.color;
-      } catch {
-        // not ours
-      }
-    }
-  }
-  // A tint of the colour, so text stays readable whatever the agent picked.
-  const pane = $('timeline');
-  pane.style.backgroundColor = color ? `color-mix(in srgb, ${color} 22%, var(--bg))` : '';
-  if (color) pane.dataset.background = color;
-  else delete pane.dataset.background;
-}
-
-// isTeam: GET /agents and GET /agents/{name} describe a team with its
-// `team` ({strategy, members}) and the identity type "a2a-team".
-const isTeam = (a) => Boolean(a?.team) || a?.capabilities?.identity?.type === 'a2a-team';
-
-function renderAgents() {
-  const filter = $('agent-filter').value.trim().toLowerCase();
-  const list = $('agents');
-  list.replaceChildren(
-    ...app.agents
-      .filter((a) => !filter || a.name.toLowerCase().includes(filter) || (a.description ?? '').toLowerCase().includes(filter))
-      .map((a) => {
-        const team = isTeam(a);
-        const members = (a.capabilities?.multiAgent?.subagents ?? []).map((s) => (typeof s === 'string' ? s : s.name)).filter(Boolean);
-        const health = a.health?.status ?? 'unknown';
-        return h('li', {},
-          h('button', { type: 'button', class: 'agent', 'aria-pressed': String(a.name === app.agent), dataset: { agent: a.name }, onclick: () => selectAgent(a.name) },
-            h('span', { class: 'agent-name' }, h('span', { class: `health ${health}`, title: `health: ${health}${a.health?.error ? ` (${a.health.error})` : ''}`, 'aria-hidden': 'true' }), a.name,
-              health === 'ok' ? null : h('span', { class: 'visually-hidden' }, ` (${health})`),
-              team ? h('span', { class: 'badge team' }, 'team') : null),
-            a.description ? h('span', { class: 'agent-desc' }, a.description) : null,
-            team && members.length ? h('span', { class: 'agent-members' }, `members: ${members.join(', ')}`) : null));
-      }),
-  );
-}
-
-function renderAgentHeading(info) {
-  const el = $('agent-heading');
-  if (!info) {
-    el.replaceChildren();
-    return;
-  }
-  // What tells this agent apart: its binding, whether it streams, its
-  // skills (the bridge's AG-UI capabilities are the same for every agent).
-  const caps = info.capabilities ?? {};
-  const chips = [
-    info.health?.binding,
-    caps.a2a?.streaming === false ? 'no streaming' : caps.a2a?.streaming ? 'streaming' : null,
-    isTeam(info) ? `team of ${(caps.multiAgent?.subagents ?? []).length}${info.team?.strategy ? ` · ${info.team.strategy}` : ''}` : null,
-    ...(info.skills ?? []).map((sk) => `skill: ${sk.name || sk.id}`),
-  ].filter(Boolean);
-  el.replaceChildren(
-    h('h2', {}, info.name),
-    info.description ? h('p', { class: 'muted' }, info.description) : null,
-    h('ul', { class: 'chips', 'aria-label': 'capabilities' }, chips.map((c) => h('li', { class: 'chip' }, c))),
-  );
-}
+const renderAgents = () => renderAgentList($('agents'), app.agents, $('agent-filter').value, app.agent, selectAgent);
+const renderAgentHeading = (info) => drawAgentHeading($('agent-heading'), info);
 
 // ---------- events ----------
 

@@ -295,3 +295,25 @@ export function renderJSON(container, value, collapsed) {
   };
   container.replaceChildren(node(null, value, ''));
 }
+
+// renderDebugPanel draws the CUSTOM and RAW events and what the console
+// could not apply, and the event log while it is open.
+export function renderDebugPanel(m) {
+  const $ = (id) => document.getElementById(id);
+  const list = $('debug');
+  list.replaceChildren(
+    ...m.debug.map((d) =>
+      h('li', { class: `debug-${d.kind}` },
+        h('div', { class: 'debug-head' }, h('code', {}, d.seq ? `#${d.seq}` : '—'), ' ', h('strong', {}, d.name), h('span', { class: 'muted' }, ` ${d.kind}`)),
+        h('pre', {}, JSON.stringify(d.value, null, 2)))),
+  );
+  $('debug-empty').hidden = m.debug.length > 0;
+  $('debug-count').textContent = m.debug.length ? `(${m.debug.length})` : '';
+  $('event-count').textContent = String(m.events.length);
+  // The event log is only drawn while it is open: a long run would
+  // otherwise rebuild hundreds of rows every frame for nobody.
+  if ($('event-log').open) {
+    const events = m.events.slice(-500);
+    $('events').replaceChildren(...events.map((e) => h('li', {}, h('code', {}, e.seq ? `#${e.seq}` : '—'), ` ${e.type}`)));
+  }
+}
