@@ -716,6 +716,30 @@ const scenarios = [
     },
   },
   {
+    name: 'console-thread-deleted-live',
+    what: 'issue 34: a thread deleted elsewhere while the page streams its run: the stream ends with thread_deleted, the page says so, lists it no more and sends nothing on it',
+    async run({ page, restartable }) {
+      const b = await restartable.start();
+      await openConsole(page, b.url, 'counter');
+      await pickAgent(page, 'counter');
+      await send(page, 'Count until deleted');
+      await waitCount(page, 3);
+      const threadId = (await page.locator('#thread-id').innerText()).trim();
+      await page.locator(`#threads button.thread[data-thread="${threadId}"]`).waitFor();
+      // Another client deletes it.
+      const del = await fetch(`${b.url}/agents/counter/threads/${encodeURIComponent(threadId)}`, { method: 'DELETE' });
+      check(del.status === 204, `DELETE: HTTP ${del.status}, want 204`);
+      await page.locator('#run-status[data-state="error"]').filter({ hasText: 'Thread deleted' }).waitFor();
+      await page.locator('#note').filter({ hasText: 'This thread was deleted' }).waitFor();
+      await page.locator('#timeline [data-kind="run-end"]').filter({ hasText: 'thread_deleted' }).waitFor();
+      await page.locator(`#threads button.thread[data-thread="${threadId}"]`).waitFor({ state: 'detached' });
+      check(await page.locator('#message').isDisabled(), 'the composer still takes messages for the deleted thread');
+      // New thread goes on.
+      await page.getByRole('button', { name: 'New thread' }).click();
+      await page.locator('#message:not([disabled])').waitFor();
+    },
+  },
+  {
     name: 'console-frontend-tool',
     what: 'painter: the console runs its change_background tool and sends the result back',
     async run({ page, bridge }) {

@@ -212,7 +212,8 @@ function renderItem(item, model, ctx) {
         '→ routed to ', h('strong', {}, v.member ?? '?'), score, v.reason ? h('span', { class: 'muted' }, ` — ${v.reason}`) : null);
     }
     case 'run-end': {
-      const text = RUN_END_TEXT[item.status] ?? item.status;
+      // A thread deleted while its run streamed (here or anywhere else).
+      const text = item.code === 'thread_deleted' ? 'Thread deleted' : RUN_END_TEXT[item.status] ?? item.status;
       return h('div', { class: `run-end ${item.status}`, dataset: { kind: 'run-end', status: item.status } },
         h('span', {}, text),
         item.status === 'error' ? h('span', {}, ' — ', h('code', {}, item.code ?? 'error'), `: ${item.message ?? ''}`) : null);
