@@ -19,6 +19,8 @@ const (
 	CodeNotFound             = errcode.NotFound
 	CodeUnknownAgent         = errcode.UnknownAgent
 	CodeUnknownThread        = errcode.UnknownThread
+	CodeThreadLimit          = errcode.ThreadLimit
+	CodeThreadDeleted        = errcode.ThreadDeleted
 	CodeThreadBusy           = errcode.ThreadBusy
 	CodeUnauthenticated      = errcode.Unauthenticated
 	CodeForbidden            = errcode.Forbidden

@@ -250,6 +250,20 @@ type Store struct {
 	// the run. Default 15s. Must be >= 1s. Memory and embedded stores have one
 	// writer and ignore it.
 	Lease Duration `yaml:"lease"`
+
+	// Retention says how long threads are kept.
+	Retention Retention `yaml:"retention"`
+}
+
+// Retention bounds how long the store keeps threads.
+type Retention struct {
+	// IdleThreadTTL, when above 0, deletes a thread without a run in
+	// progress once it has had no activity for that long: a background
+	// sweep every minute (or every IdleThreadTTL, when shorter) deletes up
+	// to 100 such threads per sweep, each only if unchanged since it was
+	// found (safe with many instances on Redis). Its streams end as on
+	// DELETE. Default 0: threads are kept until deleted. Must be >= 0.
+	IdleThreadTTL Duration `yaml:"idleThreadTTL"`
 }
 
 // StoreSentinel names a Redis primary watched by Sentinel.

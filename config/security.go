@@ -167,6 +167,13 @@ type PerPrincipal struct {
 	// 0: the rate rounded up (at least 1). Must be >= 0; only with
 	// requestsPerSecond.
 	Burst int64 `yaml:"burst"`
+
+	// MaxThreads caps the threads the principal keeps (without auth every
+	// caller is one principal, so it caps all threads): the run that would
+	// create one more is refused with 429 thread_limit before anything is
+	// written; deleting a thread (DELETE /agents/{name}/threads/{threadId},
+	// or retention) makes room. Default 0: no cap. Must be >= 0.
+	MaxThreads int64 `yaml:"maxThreads"`
 }
 
 func (a *Auth) validate(ps *problems) {
@@ -265,6 +272,7 @@ func (l *Limits) validate(ps *problems) {
 	nonNegative("limits.concurrentRuns", l.ConcurrentRuns)
 	nonNegative("limits.perPrincipal.concurrentRuns", l.PerPrincipal.ConcurrentRuns)
 	nonNegative("limits.perPrincipal.burst", l.PerPrincipal.Burst)
+	nonNegative("limits.perPrincipal.maxThreads", l.PerPrincipal.MaxThreads)
 	if r := l.PerPrincipal.RequestsPerSecond; r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
 		ps.add("limits.perPrincipal.requestsPerSecond", "must be a number >= 0 (got %v)", r)
 	}

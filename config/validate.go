@@ -203,6 +203,9 @@ func (s *Store) validate(ps *problems) {
 	if s.WaitReplicas < 0 {
 		ps.add("store.waitReplicas", "must be >= 0 (got %d)", s.WaitReplicas)
 	}
+	if s.Retention.IdleThreadTTL < 0 {
+		ps.add("store.retention.idleThreadTTL", "must be >= 0 (got %s)", s.Retention.IdleThreadTTL)
+	}
 	if s.WaitReplicas > 0 && s.WaitTimeout <= 0 {
 		ps.add("store.waitTimeout", "must be > 0 (got %s)", s.WaitTimeout)
 	}

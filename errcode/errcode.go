@@ -31,6 +31,8 @@ const (
 	A2UIActionTooLarge   = "a2ui_action_too_large"
 	A2UINotActive        = "a2ui_not_active"  // an A2UI action for an agent whose run has no A2UI
 	MessageConflict      = "message_conflict" // a known message id with other content
+	ThreadLimit          = "thread_limit"     // a run that would create one thread more than limits.perPrincipal.maxThreads
+	ThreadDeleted        = "thread_deleted"   // the thread was deleted (DELETE or retention); also ends its streams
 
 	// Ends of a stream (RUN_ERROR, SUBAGENT_ERROR) only.
 	ServerShutdown           = "server_shutdown"
@@ -110,6 +112,8 @@ var status = map[string]int{
 	A2UIActionTooLarge:   http.StatusRequestEntityTooLarge,
 	A2UINotActive:        http.StatusBadRequest,
 	MessageConflict:      http.StatusConflict,
+	ThreadLimit:          http.StatusTooManyRequests,
+	ThreadDeleted:        http.StatusGone,
 
 	A2ACanceled:                  499, // nginx's "client closed request": our caller left
 	A2ATimeout:                   http.StatusGatewayTimeout,

@@ -138,6 +138,7 @@ type Metrics struct {
 	storeErrs  *prometheus.CounterVec
 	reloads    prometheus.Counter
 	reloadErrs prometheus.Counter
+	expired    prometheus.Counter
 
 	mu       sync.RWMutex
 	storeOps map[storeKey]storeOp
@@ -207,10 +208,14 @@ func NewMetrics() *Metrics {
 			Name: "bridge_config_reload_failures_total",
 			Help: "Config reloads refused (an invalid file, or a change to listen or store): the config in force stayed.",
 		}),
+		expired: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "bridge_threads_expired_total",
+			Help: "Threads deleted by the retention sweep (store.retention.idleThreadTTL).",
+		}),
 		storeOps: make(map[storeKey]storeOp),
 	}
 	m.reg.MustRegister(m.runs, m.inProgress, m.runTime, m.firstEvent, m.events, m.a2aErrors,
-		m.streams, m.pending, m.storeTime, m.storeErrs, m.reloads, m.reloadErrs,
+		m.streams, m.pending, m.storeTime, m.storeErrs, m.reloads, m.reloadErrs, m.expired,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
@@ -228,6 +233,9 @@ func (m *Metrics) ConfigReloaded(ok bool) {
 		m.reloadErrs.Inc()
 	}
 }
+
+// ThreadsExpired counts threads the retention sweep deleted.
+func (m *Metrics) ThreadsExpired(n int) { m.expired.Add(float64(n)) }
 
 // Registry is the registry the metrics are on (tests gather from it).
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }

@@ -171,6 +171,7 @@ func limiterOptions(cfg *config.Config) limits.Options {
 // wire builds generation g's HTTP handler over the run service.
 func (b *bridge) wire(g *generation) {
 	cfg, svc, inst := g.cfg, b.svc, g.inst
+	svc.SetMaxThreads(int(cfg.Limits.PerPrincipal.MaxThreads))
 	opts := aguihttp.Options{
 		Runner: aguihttp.RunnerFunc(func(ctx context.Context, agent string, in *agui.RunAgentInput) (aguihttp.Stream, error) {
 			return svc.StartRun(ctx, agent, in)
@@ -243,6 +244,14 @@ func (t threads) Cancel(ctx context.Context, agent, threadID string) (any, error
 		return nil, err
 	}
 	return spellStates(v), nil
+}
+
+func (t threads) ListThreads(ctx context.Context, agent, cursor string, limit int) (any, error) {
+	return t.svc.ListThreads(ctx, agent, cursor, limit)
+}
+
+func (t threads) DeleteThread(ctx context.Context, agent, threadID string) error {
+	return t.svc.DeleteThread(ctx, agent, threadID)
 }
 
 // spellStates writes the view's task states as the rest of what a client
@@ -400,6 +409,13 @@ func Serve(ctx context.Context, cfg *config.Config, log *slog.Logger, opts Optio
 		reloads.Go(func() { b.reloads(rctx, rl) })
 		defer reloads.Wait()
 		defer stopReloads()
+	}
+	if ttl := time.Duration(cfg.Store.Retention.IdleThreadTTL); ttl > 0 {
+		sctx, stopSweep := context.WithCancel(ctx)
+		var sweeping sync.WaitGroup
+		sweeping.Go(func() { sweepIdle(sctx, svc, ttl, b.inst.metrics, log) })
+		defer sweeping.Wait()
+		defer stopSweep()
 	}
 
 	select {

@@ -190,6 +190,8 @@ type Service struct {
 	tracer trace.Tracer
 	// admission is Options.Admission (nil: no cap).
 	admission Admission
+	// maxThreads caps each principal's threads (threadlife.go; 0: none).
+	maxThreads atomic.Int64
 }
 
 // NewService returns a Service; call Close to stop it.

@@ -124,6 +124,9 @@ func (st *start) load(ctx context.Context) error {
 	current, err := st.s.getThread(ctx, st.key)
 	switch {
 	case errors.Is(err, ErrNotFound):
+		if err := st.s.checkThreadCap(ctx, st.key.Principal); err != nil {
+			return err
+		}
 		current = &Thread{Key: st.key, Principal: st.key.Principal}
 	case err != nil:
 		return storeError(err)

@@ -159,6 +159,14 @@ type Threads interface {
 	Poll(ctx context.Context, agent, threadID string, after int64, wait time.Duration) (*Poll, error)
 }
 
+// ThreadLife lists and deletes the caller's threads; Options.Threads
+// may implement it (else those routes answer 404).
+type ThreadLife interface {
+	// ListThreads lists the caller's threads on agent ("": every agent).
+	ListThreads(ctx context.Context, agent, cursor string, limit int) (any, error)
+	DeleteThread(ctx context.Context, agent, threadID string) error
+}
+
 // Poll is a long-poll answer: the envelopes after the asked sequence
 // number, the number to ask after next, and whether the thread is at rest
 // (no run in progress, nothing more journaled).
@@ -344,6 +352,9 @@ func New(opt Options) *Handler {
 	h.mux.HandleFunc("GET /agents", h.listAgents)
 	h.mux.HandleFunc("GET /agents/{name}", h.getAgent)
 	h.mux.HandleFunc("GET /agents/{name}/threads/{threadId}", h.thread)
+	h.mux.HandleFunc("GET /agents/{name}/threads", h.listThreads)
+	h.mux.HandleFunc("GET /threads", h.listThreads)
+	h.mux.HandleFunc("DELETE /agents/{name}/threads/{threadId}", h.deleteThread)
 	h.mux.HandleFunc("POST /agents/{name}/threads/{threadId}/cancel", h.cancel)
 	h.mux.HandleFunc("GET /agents/{name}/threads/{threadId}/events", h.events)
 	h.mux.HandleFunc("GET /agents/{name}/ws", h.websocket)
@@ -489,6 +500,50 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
 	}
 	v, err := h.opt.Threads.Cancel(r.Context(), r.PathValue("name"), r.PathValue("threadId"))
 	h.answer(w, v, err)
+}
+
+// listThreads serves GET /agents/{name}/threads and GET /threads
+// (?limit=, ?cursor=).
+func (h *Handler) listThreads(w http.ResponseWriter, r *http.Request) {
+	life, ok := h.opt.Threads.(ThreadLife)
+	if !ok {
+		refuse(w, agui.CodeNotFound, "no route for "+r.Method+" "+r.URL.Path)
+		return
+	}
+	name := r.PathValue("name")
+	if name != "" && !h.agentRoute(w, r, name) {
+		return
+	}
+	limit := 0
+	if v := r.URL.Query().Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			refuse(w, agui.CodeInvalidInput, "limit must be a whole number of threads, at least 1")
+			return
+		}
+		limit = n
+	}
+	v, err := life.ListThreads(r.Context(), name, r.URL.Query().Get("cursor"), limit)
+	h.answer(w, v, err)
+}
+
+// deleteThread serves DELETE /agents/{name}/threads/{threadId}: 204 for
+// the owner's thread, and the same for one that does not exist or is
+// another principal's.
+func (h *Handler) deleteThread(w http.ResponseWriter, r *http.Request) {
+	life, ok := h.opt.Threads.(ThreadLife)
+	if !ok {
+		refuse(w, agui.CodeNotFound, "no route for "+r.Method+" "+r.URL.Path)
+		return
+	}
+	if !h.agentRoute(w, r, r.PathValue("name")) {
+		return
+	}
+	if err := life.DeleteThread(r.Context(), r.PathValue("name"), r.PathValue("threadId")); err != nil {
+		h.writeStatusError(w, err, "the bridge could not delete the thread")
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
 }
 
 // maxPollWait bounds a long poll's wait, so proxies do not cut it.

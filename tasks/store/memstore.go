@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -88,8 +89,8 @@ func (m *MemoryStore) put(th *Thread) (int64, error) {
 		return 0, ErrConflict
 	}
 	rec := th.Clone()
+	Stamp(rec, time.Now())
 	rec.Version = current + 1
-	rec.UpdatedAt = time.Now()
 	t.rec = rec
 	return rec.Version, nil
 }
@@ -226,6 +227,10 @@ func (m *MemoryStore) Wait(ctx context.Context, key ThreadKey, after int64) erro
 		m.mu.Unlock()
 		return nil
 	}
+	if JournalGone(t.lastSeq(), after) {
+		m.mu.Unlock()
+		return ErrNotFound
+	}
 	if t.changed == nil {
 		t.changed = make(chan struct{})
 	}
@@ -276,4 +281,87 @@ func (m *MemoryStore) PendingInterrupts(_ context.Context) (map[ThreadKey]int, e
 		}
 	}
 	return out, nil
+}
+
+// ListThreads implements Store: it sorts the principal's records, which is
+// fine for the store of tests.
+func (m *MemoryStore) ListThreads(_ context.Context, q ListQuery) (ThreadPage, error) {
+	var after *ThreadSummary
+	if q.Cursor != "" {
+		c, err := ParseCursor(q.Cursor)
+		if err != nil {
+			return ThreadPage{}, err
+		}
+		after = &c
+	}
+	m.mu.Lock()
+	var out []ThreadSummary
+	for k, t := range m.threads {
+		if t.rec == nil || k.Principal != q.Principal || !q.Wants(k.Agent) {
+			continue
+		}
+		s := Summarize(t.rec, t.rec.Version)
+		if after == nil || CompareSummaries(*after, s) < 0 {
+			out = append(out, s)
+		}
+	}
+	m.mu.Unlock()
+	slices.SortFunc(out, CompareSummaries)
+	return Page(out, max(q.Limit, 1)), nil
+}
+
+// CountThreads implements Store.
+func (m *MemoryStore) CountThreads(_ context.Context, principal string) (int, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for k, t := range m.threads {
+		if t.rec != nil && k.Principal == principal {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// PurgeThread implements Store.
+func (m *MemoryStore) PurgeThread(_ context.Context, key ThreadKey, version int64) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t := m.threads[key]
+	if t == nil {
+		return ErrNotFound
+	}
+	if t.rec != nil && version > 0 && t.rec.Version != version {
+		return ErrConflict
+	}
+	if t.rec != nil {
+		for _, id := range InterruptIDs(t.rec) {
+			if m.interrupts[memInterrupt{key.Principal, id}] == key {
+				delete(m.interrupts, memInterrupt{key.Principal, id})
+			}
+		}
+	}
+	found := t.rec != nil
+	delete(m.threads, key)
+	if t.changed != nil {
+		close(t.changed) // its Waits find the journal gone
+	}
+	if !found {
+		return ErrNotFound
+	}
+	return nil
+}
+
+// IdleThreads implements Store.
+func (m *MemoryStore) IdleThreads(_ context.Context, before time.Time, limit int) ([]ThreadSummary, error) {
+	m.mu.Lock()
+	var out []ThreadSummary
+	for _, t := range m.threads {
+		if t.rec != nil && t.rec.Active == nil && t.rec.UpdatedAt.Before(before) {
+			out = append(out, Summarize(t.rec, t.rec.Version))
+		}
+	}
+	m.mu.Unlock()
+	slices.SortFunc(out, func(a, b ThreadSummary) int { return -CompareSummaries(a, b) })
+	return out[:min(len(out), limit)], nil
 }

@@ -222,3 +222,42 @@ func (s *ObservedStore) Ping(ctx context.Context) error {
 	s.done("Ping", start, err)
 	return err
 }
+
+// ListThreads implements Store.
+func (s *ObservedStore) ListThreads(ctx context.Context, q ListQuery) (ThreadPage, error) {
+	start := time.Now()
+	page, err := s.Store.ListThreads(ctx, q)
+	failure := err
+	if errors.Is(err, ErrBadCursor) {
+		failure = nil // the caller's mistake, not the store's failure
+	}
+	s.done("ListThreads", start, failure)
+	return page, err
+}
+
+// CountThreads implements Store.
+func (s *ObservedStore) CountThreads(ctx context.Context, principal string) (int, error) {
+	start := time.Now()
+	n, err := s.Store.CountThreads(ctx, principal)
+	s.done("CountThreads", start, err)
+	return n, err
+}
+
+// PurgeThread implements Store.
+func (s *ObservedStore) PurgeThread(ctx context.Context, key ThreadKey, version int64) error {
+	start := time.Now()
+	err := s.Store.PurgeThread(ctx, key, version)
+	s.done("PurgeThread", start, err)
+	if err == nil || errors.Is(err, ErrNotFound) {
+		s.note(key, 0)
+	}
+	return err
+}
+
+// IdleThreads implements Store.
+func (s *ObservedStore) IdleThreads(ctx context.Context, before time.Time, limit int) ([]ThreadSummary, error) {
+	start := time.Now()
+	out, err := s.Store.IdleThreads(ctx, before, limit)
+	s.done("IdleThreads", start, err)
+	return out, err
+}

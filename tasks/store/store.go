@@ -97,6 +97,9 @@ type Thread struct {
 	// yet stored, then incremented by every successful Put.
 	Version   int64     `json:"version"`
 	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+	// CreatedAt is when the thread was first stored (zero for records
+	// written before it was kept: lists show their last activity).
+	CreatedAt time.Time `json:"createdAt,omitzero"`
 }
 
 // ActiveRun is what a thread records of its run in progress: enough for
@@ -332,6 +335,8 @@ type Store interface {
 	// Ping reports whether the store is usable (readiness).
 	Ping(ctx context.Context) error
 	Close() error
+	// ThreadLife lists, counts, purges and expires threads.
+	ThreadLife
 }
 
 // Own is the record of an agent's own thread: its one member, the agent

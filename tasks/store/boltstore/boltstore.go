@@ -83,7 +83,7 @@ const boltLockTimeout = time.Second
 // boltFormat is the layout described on BoltStore. A file of format 1 is
 // migrated when opened (migrateFormat1); one written in a layout this
 // build does not know is refused rather than misread.
-const boltFormat = "2"
+const boltFormat = "3"
 
 var (
 	bucketMeta    = []byte("meta")
@@ -176,10 +176,10 @@ func OpenBoltStore(path string) (*BoltStore, error) {
 			return err
 		}
 		f := meta.Get(keyFormat)
-		if f != nil && string(f) != boltFormat && string(f) != "1" {
+		if f != nil && string(f) != boltFormat && string(f) != "1" && string(f) != "2" {
 			return fmt.Errorf("file format %q, this bridge reads %q", f, boltFormat)
 		}
-		for _, name := range [][]byte{bucketThreads, bucketJournal, bucketInterrupts} {
+		for _, name := range [][]byte{bucketThreads, bucketJournal, bucketInterrupts, bucketRecent, bucketSummaries, bucketIdle} {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 				return err
 			}
@@ -192,6 +192,11 @@ func OpenBoltStore(path string) (*BoltStore, error) {
 			// it was, in format 1, and the next start migrates it again.
 			if err := migrateFormat1(tx); err != nil {
 				return fmt.Errorf("migrate format 1 to %s: %w", boltFormat, err)
+			}
+			fallthrough
+		case "2":
+			if err := migrateFormat2(tx); err != nil {
+				return fmt.Errorf("migrate format 2 to %s: %w", boltFormat, err)
 			}
 		}
 		return meta.Put(keyFormat, []byte(boltFormat))
@@ -412,8 +417,8 @@ func (s *BoltStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries 
 	// if the stored one is th.Version), so encode outside bbolt's single
 	// writer lock.
 	rec := *th
+	store.Stamp(&rec, time.Now())
 	rec.Version = th.Version + 1
-	rec.UpdatedAt = time.Now()
 	v, err := json.Marshal(&rec)
 	if err != nil {
 		return 0, fmt.Errorf("tasks: put thread %s: %w", th.Key, err)
@@ -433,6 +438,9 @@ func (s *BoltStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries 
 			return ErrConflict
 		}
 		if err := appendIn(tx, th.Key, entries, vals); err != nil {
+			return err
+		}
+		if err := indexThread(tx, &rec, rec.Version); err != nil {
 			return err
 		}
 		return threads.Put(k, v)
@@ -534,6 +542,9 @@ func (s *BoltStore) DeleteThread(ctx context.Context, key ThreadKey, version int
 		}
 		if cur != version {
 			return ErrConflict
+		}
+		if err := unindexThread(tx, key); err != nil {
+			return err
 		}
 		return threads.Delete(k)
 	})
@@ -746,6 +757,9 @@ func (s *BoltStore) Wait(ctx context.Context, key ThreadKey, after int64) error 
 			return err
 		}
 		last, err := s.LastSeq(ctx, key)
+		if err == nil && store.JournalGone(last, after) {
+			err = ErrNotFound // purged
+		}
 		if err != nil || last > after {
 			release()
 			return err

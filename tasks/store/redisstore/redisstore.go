@@ -1168,8 +1168,8 @@ func (s *RedisStore) PutThreadAndAppend(ctx context.Context, th *Thread, entries
 	// The new version is known before the script runs (it succeeds only if
 	// the stored one is th.Version), so the JSON already carries it.
 	rec := *th
+	store.Stamp(&rec, time.Now())
 	rec.Version = th.Version + 1
-	rec.UpdatedAt = time.Now()
 	v, err := json.Marshal(&rec)
 	if err != nil {
 		return 0, fmt.Errorf("tasks: redis: put thread %s: %w", th.Key, err)
@@ -1474,6 +1474,9 @@ func (s *RedisStore) Wait(ctx context.Context, key ThreadKey, after int64) error
 	}
 	if last > after {
 		return nil
+	}
+	if store.JournalGone(last, after) {
+		return ErrNotFound // purged
 	}
 	s.waits.parked.Add(1)
 	defer s.waits.parked.Add(-1)

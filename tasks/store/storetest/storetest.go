@@ -56,6 +56,11 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"ActiveThreads", testActiveThreads},
 		{"Ping", testPing},
 		{"Close", testClose},
+		{"ListThreads", testListThreads},
+		{"ListThreadsPages", testListThreadsPages},
+		{"CountThreads", testCountThreads},
+		{"PurgeThread", testPurgeThread},
+		{"IdleThreads", testIdleThreads},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,7 +79,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 // threadOpts compare threads as the caller sees them: the store stamps
 // UpdatedAt itself, and an empty slice may come back as nil.
 var threadOpts = cmp.Options{
-	cmpopts.IgnoreFields(store.Thread{}, "UpdatedAt"),
+	cmpopts.IgnoreFields(store.Thread{}, "UpdatedAt", "CreatedAt"),
 	cmpopts.EquateEmpty(),
 }
 
@@ -134,7 +139,7 @@ func checkSample(t *testing.T, th *store.Thread) {
 	v := reflect.ValueOf(*th)
 	for i := range v.NumField() {
 		name := v.Type().Field(i).Name
-		if name == "Version" || name == "UpdatedAt" {
+		if name == "Version" || name == "UpdatedAt" || name == "CreatedAt" {
 			continue
 		}
 		if v.Field(i).IsZero() {
