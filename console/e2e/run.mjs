@@ -624,8 +624,12 @@ const scenarios = [
       await page.locator('#timeline [data-kind]').first().waitFor({ state: 'detached' });
       await send(page, 'Second thread question');
       await status(page, 'finished');
+      // The list is the bridge's: other scenarios' streamer threads are in it too.
       const threads = page.locator('#threads button.thread');
-      check((await threads.count()) === 2, `thread list has ${await threads.count()} entries, want 2`);
+      for (const q of ['First thread question', 'Second thread question']) {
+        await threads.filter({ hasText: q }).first().waitFor();
+        check((await threads.filter({ hasText: q }).count()) === 1, `the thread list shows ${JSON.stringify(q)} ${await threads.filter({ hasText: q }).count()} times, want once`);
+      }
       const first = threads.filter({ hasText: 'First thread question' });
       await first.click();
       await page.locator('#threads button.thread[aria-current="true"]').filter({ hasText: 'First thread question' }).waitFor();
@@ -635,6 +639,110 @@ const scenarios = [
       check(!text.includes('Second thread question'), 'the other thread\'s messages are not shown');
       check(occurrences(text, 'You said: First thread question.') === 1, 'the reopened answer is shown once');
       check(occurrences(text, 'First thread question') === 2, 'the question is shown once (and once inside the answer)');
+    },
+  },
+  {
+    name: 'console-threads-server',
+    what: 'issue 34: the thread list is the bridge\'s (it survives cleared storage), a thread opens from it, and Delete asks first, then removes it on the bridge',
+    async run({ page, restartable }) {
+      // A fresh store, with an API key: the list and the delete go with it.
+      const key = 'console-threads-key-0123456789';
+      const b = await restartable.start({ apiKey: key });
+      const auth = { Authorization: `Bearer ${key}` };
+      const useKey = async () => {
+        await page.locator('#token').fill(key);
+        await page.locator('#token-save').click();
+        await pickAgent(page, 'streamer');
+      };
+      const rows = page.locator('#threads button.thread');
+      await page.goto(`${b.url}/`);
+      await useKey();
+      await send(page, 'Alpha conversation');
+      await status(page, 'finished');
+      await rows.filter({ hasText: 'Alpha conversation' }).waitFor();
+      await page.getByRole('button', { name: 'New thread' }).click();
+      await page.locator('#timeline [data-kind]').first().waitFor({ state: 'detached' });
+      await send(page, 'Beta conversation');
+      await status(page, 'finished');
+      await rows.filter({ hasText: 'Beta conversation' }).waitFor();
+
+      // As another browser would: nothing kept in this one.
+      await page.evaluate(() => {
+        localStorage.clear();
+        sessionStorage.clear();
+      });
+      await page.reload();
+      await page.locator('#agents-retry').waitFor(); // the key went with the storage
+      await useKey();
+      await rows.nth(1).waitFor();
+      const titles = (await rows.locator('.thread-title').allInnerTexts()).map((t) => t.trim());
+      check(JSON.stringify(titles) === JSON.stringify(['Beta conversation', 'Alpha conversation']), `the list after clearing storage: ${JSON.stringify(titles)}, want Beta then Alpha`);
+
+      // Open Alpha: its messages come from the bridge (the question from the thread's snapshot).
+      const alpha = rows.filter({ hasText: 'Alpha conversation' });
+      const alphaId = await alpha.getAttribute('data-thread');
+      await alpha.click();
+      await page.locator('#timeline').getByText('You said: Alpha conversation.').waitFor();
+      await status(page, 'finished');
+      const text = await timelineText(page);
+      check(occurrences(text, 'Alpha conversation') === 2, `the question and the answer, once each: ${JSON.stringify(text)}`);
+      check(!text.includes('Beta conversation'), 'the other thread\'s messages are not shown');
+      check((await page.locator('#timeline [data-kind="user"]').count()) === 1, 'the question is shown as the user\'s message');
+
+      // Delete asks first; Keep keeps it.
+      await page.getByRole('button', { name: 'Delete Alpha conversation', exact: true }).click();
+      const ask = page.getByRole('group', { name: 'Delete Alpha conversation?' });
+      await ask.waitFor();
+      await ask.getByRole('button', { name: 'Keep' }).click();
+      await ask.waitFor({ state: 'detached' });
+      check((await fetch(`${b.url}/agents/streamer/threads/${encodeURIComponent(alphaId)}`, { headers: auth })).status === 200, 'Keep deleted the thread');
+      // Delete for good.
+      await page.getByRole('button', { name: 'Delete Alpha conversation', exact: true }).click();
+      await page.screenshot({ path: path.join(shots, 'console-threads-server-confirm.png') });
+      await ask.getByRole('button', { name: 'Delete for good' }).click();
+      await rows.filter({ hasText: 'Alpha conversation' }).waitFor({ state: 'detached' });
+      await page.locator('#note').filter({ hasText: 'Deleted the thread' }).waitFor();
+      check((await page.locator('#timeline [data-kind]').count()) === 0, 'the deleted thread is still shown');
+      check((await rows.count()) === 1, `${await rows.count()} threads listed after the delete, want 1`);
+      const gone = await fetch(`${b.url}/agents/streamer/threads/${encodeURIComponent(alphaId)}`, { headers: auth });
+      check(gone.status === 404, `GET the deleted thread: HTTP ${gone.status}, want 404`);
+      const listed = await (await fetch(`${b.url}/agents/streamer/threads`, { headers: auth })).json();
+      const ids = (listed.threads ?? []).map((t) => t.title);
+      check(JSON.stringify(ids) === JSON.stringify(['Beta conversation']), `the bridge lists ${JSON.stringify(ids)} after the delete`);
+      // A reload lists what the bridge has.
+      await page.reload();
+      await rows.filter({ hasText: 'Beta conversation' }).waitFor();
+      check((await rows.count()) === 1, `${await rows.count()} threads listed after a reload, want 1`);
+    },
+  },
+  {
+    name: 'console-thread-deleted-live',
+    what: 'issue 34: a thread deleted elsewhere while the page streams its run: the run ends (thread_deleted is said as such), and the thread is listed no more',
+    async run({ page, restartable }) {
+      const b = await restartable.start();
+      await openConsole(page, b.url, 'counter');
+      await pickAgent(page, 'counter');
+      await send(page, 'Count until deleted');
+      await waitCount(page, 3);
+      const threadId = (await page.locator('#thread-id').innerText()).trim();
+      await page.locator(`#threads button.thread[data-thread="${threadId}"]`).waitFor();
+      // Another client deletes it: the bridge cancels the run, then removes the thread.
+      const del = await fetch(`${b.url}/agents/counter/threads/${encodeURIComponent(threadId)}`, { method: 'DELETE' });
+      check(del.status === 204, `DELETE: HTTP ${del.status}, want 204`);
+      await page.locator('#run-status:not([data-state="running"])').waitFor();
+      const state = await page.locator('#run-status').getAttribute('data-state');
+      check(state === 'cancelled' || state === 'error', `the run's end after the delete: ${state}`);
+      if (state === 'error') {
+        // The stream said why: thread_deleted.
+        check((await page.locator('#run-status').innerText()) === 'Thread deleted', 'the status names the delete');
+        await page.locator('#note').filter({ hasText: 'This thread was deleted' }).waitFor();
+        check(await page.locator('#message').isDisabled(), 'the composer still takes messages for the deleted thread');
+      }
+      check((await fetch(`${b.url}/agents/counter/threads/${encodeURIComponent(threadId)}`)).status === 404, 'the thread is still on the bridge');
+      // The list the page reads now has it no more.
+      await page.reload();
+      await page.locator('#threads-empty').filter({ hasText: 'No threads with this agent yet.' }).waitFor();
+      check((await page.locator('#threads button.thread').count()) === 0, 'the deleted thread is still listed');
     },
   },
   {

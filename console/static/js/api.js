@@ -95,6 +95,21 @@ export async function getThread(agent, threadId) {
   }
 }
 
+// listThreads: GET /agents/{name}/threads, one page of the caller's own
+// threads with the agent, newest activity first ({threads, nextCursor}).
+export function listThreads(agent, { limit, cursor } = {}) {
+  const u = agentURL(agent, 'threads');
+  if (limit) u.searchParams.set('limit', String(limit));
+  if (cursor) u.searchParams.set('cursor', cursor);
+  return getJSON(u);
+}
+
+// deleteThread: DELETE /agents/{name}/threads/{id}. The bridge cancels a
+// run in progress and answers 204, for a thread it no longer has too.
+export async function deleteThread(agent, threadId) {
+  await request(threadURL(agent, threadId), { method: 'DELETE' });
+}
+
 // cancelThread: POST /agents/{name}/threads/{id}/cancel.
 export async function cancelThread(agent, threadId) {
   return (await request(threadURL(agent, threadId, 'cancel'), { method: 'POST' })).json();

@@ -11,32 +11,14 @@
 import * as api from './api.js';
 import * as store from './store.js';
 import { apply, conversation, fold, newModel, userMessagesByRun } from './model.js';
-import { h, renderJSON, safeURL, shortId, Timeline } from './render.js';
+import { renderDebugPanel, renderJSON, safeURL, Timeline } from './render.js';
 import { interruptsForm } from './forms.js';
+import { ThreadList } from './threadlist.js';
+import { uuid } from './threads.js';
+import { applyBackground, FRONTEND_TOOLS, toolHandlers } from './frontendtools.js';
+import { renderAgentHeading as drawAgentHeading, renderAgentList } from './agents.js';
 
 const $ = (id) => document.getElementById(id);
-
-// The console's own frontend tool, so agents that ask the page to do
-// something (the demo's painter) can be tried here end to end.
-const FRONTEND_TOOLS = [
-  {
-    name: 'change_background',
-    description: "Change the background colour of the console's conversation pane.",
-    parameters: {
-      type: 'object',
-      properties: { color: { type: 'string', description: 'a CSS colour, e.g. "lightblue" or "#336699"' } },
-      required: ['color'],
-    },
-  },
-];
-
-const toolHandlers = {
-  change_background(args) {
-    const color = String(args?.color ?? '');
-    if (!CSS.supports('color', color)) return { ok: false, error: `"${color}" is not a CSS colour` };
-    return { ok: true, color };
-  },
-};
 
 // How often follow() tries again while the bridge does not answer: about a
 // minute, long enough for a restart.
@@ -56,6 +38,7 @@ const app = {
   travelModel: null,
   note: '', // a passing message under the composer
   loading: false, // a thread is being read from the bridge
+  deleted: false, // the open thread was deleted (a stream ended with thread_deleted)
   openToken: 0, // bumped per thread opened: late answers for an older one are dropped
   executedTools: new Set(),
   shownInterrupts: '',
@@ -63,6 +46,16 @@ const app = {
   collapsed: new Set(),
   debugShown: -1,
 };
+
+// The thread list is the bridge's: the caller's threads with the agent.
+const threadList = new ThreadList({ list: $('threads'), empty: $('threads-empty'), more: $('threads-more') }, {
+  open: (threadId) => openThread(threadId),
+  deleted: (threadId) => {
+    if (threadId !== app.threadId) return;
+    newThread();
+    app.note = 'Deleted the thread. This is a new one.';
+  },
+});
 
 const timeline = new Timeline($('timeline'), {
   agentName: null,
@@ -73,16 +66,6 @@ const timeline = new Timeline($('timeline'), {
     startRun({ a2uiAction: version === 'v0.8' ? { userAction: action } : { version, action } });
   },
 });
-
-// uuid works on plain http too, where crypto.randomUUID is missing (a
-// bridge reached by a LAN address is not a secure context).
-function uuid() {
-  const b = crypto.getRandomValues(new Uint8Array(16));
-  b[6] = (b[6] & 0x0f) | 0x40;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const x = [...b].map((n) => n.toString(16).padStart(2, '0')).join('');
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
-}
 
 const sentIn = (runId) => {
   const mine = app.sent[runId];
@@ -145,47 +128,36 @@ function render() {
     text = 'Running…';
   } else if (run) {
     state = run.status;
-    text = { finished: 'Finished', interrupted: 'Waiting for your answer', cancelled: 'Cancelled', error: `Failed: ${run.code ?? 'error'}` }[run.status] ?? run.status;
+    text = run.code === 'thread_deleted'
+      ? 'Thread deleted'
+      : { finished: 'Finished', interrupted: 'Waiting for your answer', cancelled: 'Cancelled', error: `Failed: ${run.code ?? 'error'}` }[run.status] ?? run.status;
   }
   status.dataset.state = state;
   status.textContent = text;
   $('note').textContent = app.note;
   $('thread-id').textContent = app.threadId ?? '—';
 
-  const canType = app.agent && app.travel === null && !app.busy && app.model.interrupts.length === 0;
+  const canType = app.agent && app.travel === null && !app.busy && !app.deleted && app.model.interrupts.length === 0;
   $('message').disabled = !canType;
   $('send').disabled = !canType;
   $('message').placeholder = !app.agent
     ? 'Pick an agent first'
-    : app.travel !== null
+    : app.deleted
+      ? 'This thread was deleted: start a new thread'
+      : app.travel !== null
       ? 'Back to live to write'
       : app.model.interrupts.length > 0
         ? 'Answer the request above first (or cancel it)'
         : 'Message the agent — Enter to send, Shift+Enter for a new line';
   $('cancel-run').disabled = !(app.busy || app.model.activeRunId) || app.travel !== null;
   $('new-thread').disabled = !app.agent;
-  applyBackground(m);
+  applyBackground($('timeline'), m);
 }
 
 function renderDebug(m) {
   if (app.debugShown === m.version) return;
   app.debugShown = m.version;
-  const list = $('debug');
-  list.replaceChildren(
-    ...m.debug.map((d) =>
-      h('li', { class: `debug-${d.kind}` },
-        h('div', { class: 'debug-head' }, h('code', {}, d.seq ? `#${d.seq}` : '—'), ' ', h('strong', {}, d.name), h('span', { class: 'muted' }, ` ${d.kind}`)),
-        h('pre', {}, JSON.stringify(d.value, null, 2)))),
-  );
-  $('debug-empty').hidden = m.debug.length > 0;
-  $('debug-count').textContent = m.debug.length ? `(${m.debug.length})` : '';
-  $('event-count').textContent = String(m.events.length);
-  // The event log is only drawn while it is open: a long run would
-  // otherwise rebuild hundreds of rows every frame for nobody.
-  if ($('event-log').open) {
-    const events = m.events.slice(-500);
-    $('events').replaceChildren(...events.map((e) => h('li', {}, h('code', {}, e.seq ? `#${e.seq}` : '—'), ` ${e.type}`)));
-  }
+  renderDebugPanel(m);
 }
 
 function renderInterrupts() {
@@ -225,94 +197,8 @@ function renderTravel() {
   $('travel-live').disabled = app.travel === null;
 }
 
-// applyBackground shows the last colour the change_background tool set.
-function applyBackground(m) {
-  let color = '';
-  for (const it of m.items) {
-    if (it.kind === 'tool' && it.name === 'change_background' && it.result) {
-      try {
-        const r = JSON.parse(it.result);
-        if (r.ok) color = r.color;
-      } catch {
-        // not ours
-      }
-    }
-  }
-  // A tint of the colour, so text stays readable whatever the agent picked.
-  const pane = $('timeline');
-  pane.style.backgroundColor = color ? `color-mix(in srgb, ${color} 22%, var(--bg))` : '';
-  if (color) pane.dataset.background = color;
-  else delete pane.dataset.background;
-}
-
-// isTeam: GET /agents and GET /agents/{name} describe a team with its
-// `team` ({strategy, members}) and the identity type "a2a-team".
-const isTeam = (a) => Boolean(a?.team) || a?.capabilities?.identity?.type === 'a2a-team';
-
-function renderAgents() {
-  const filter = $('agent-filter').value.trim().toLowerCase();
-  const list = $('agents');
-  list.replaceChildren(
-    ...app.agents
-      .filter((a) => !filter || a.name.toLowerCase().includes(filter) || (a.description ?? '').toLowerCase().includes(filter))
-      .map((a) => {
-        const team = isTeam(a);
-        const members = (a.capabilities?.multiAgent?.subagents ?? []).map((s) => (typeof s === 'string' ? s : s.name)).filter(Boolean);
-        const health = a.health?.status ?? 'unknown';
-        return h('li', {},
-          h('button', { type: 'button', class: 'agent', 'aria-pressed': String(a.name === app.agent), dataset: { agent: a.name }, onclick: () => selectAgent(a.name) },
-            h('span', { class: 'agent-name' }, h('span', { class: `health ${health}`, title: `health: ${health}${a.health?.error ? ` (${a.health.error})` : ''}`, 'aria-hidden': 'true' }), a.name,
-              health === 'ok' ? null : h('span', { class: 'visually-hidden' }, ` (${health})`),
-              team ? h('span', { class: 'badge team' }, 'team') : null),
-            a.description ? h('span', { class: 'agent-desc' }, a.description) : null,
-            team && members.length ? h('span', { class: 'agent-members' }, `members: ${members.join(', ')}`) : null));
-      }),
-  );
-}
-
-function renderThreads() {
-  const list = $('threads');
-  const items = app.agent ? store.threads(app.agent) : [];
-  $('threads-empty').hidden = items.length > 0;
-  $('threads-empty').textContent = app.agent ? 'No threads with this agent in this browser yet.' : '';
-  list.replaceChildren(
-    ...items.map((t) =>
-      h('li', {},
-        h('button', { type: 'button', class: 'thread', 'aria-current': t.id === app.threadId ? 'true' : 'false', dataset: { thread: t.id }, onclick: () => openThread(t.id) },
-          h('span', { class: 'thread-title' }, t.title || shortId(t.id)),
-          h('time', { datetime: new Date(t.updatedAt).toISOString(), title: new Date(t.updatedAt).toLocaleString() }, relativeTime(t.updatedAt))))),
-  );
-}
-
-function relativeTime(ms) {
-  const s = Math.round((Date.now() - ms) / 1000);
-  if (s < 60) return 'just now';
-  if (s < 3600) return `${Math.round(s / 60)} min ago`;
-  if (s < 86400) return `${Math.round(s / 3600)} h ago`;
-  return new Date(ms).toLocaleDateString();
-}
-
-function renderAgentHeading(info) {
-  const el = $('agent-heading');
-  if (!info) {
-    el.replaceChildren();
-    return;
-  }
-  // What tells this agent apart: its binding, whether it streams, its
-  // skills (the bridge's AG-UI capabilities are the same for every agent).
-  const caps = info.capabilities ?? {};
-  const chips = [
-    info.health?.binding,
-    caps.a2a?.streaming === false ? 'no streaming' : caps.a2a?.streaming ? 'streaming' : null,
-    isTeam(info) ? `team of ${(caps.multiAgent?.subagents ?? []).length}${info.team?.strategy ? ` · ${info.team.strategy}` : ''}` : null,
-    ...(info.skills ?? []).map((sk) => `skill: ${sk.name || sk.id}`),
-  ].filter(Boolean);
-  el.replaceChildren(
-    h('h2', {}, info.name),
-    info.description ? h('p', { class: 'muted' }, info.description) : null,
-    h('ul', { class: 'chips', 'aria-label': 'capabilities' }, chips.map((c) => h('li', { class: 'chip' }, c))),
-  );
-}
+const renderAgents = () => renderAgentList($('agents'), app.agents, $('agent-filter').value, app.agent, selectAgent);
+const renderAgentHeading = (info) => drawAgentHeading($('agent-heading'), info);
 
 // ---------- events ----------
 
@@ -326,6 +212,17 @@ function onEnvelope(env) {
   if (env.seq > 0 && env.seq <= app.model.lastSeq) return; // already have it
   if (env.seq > 0) app.journal.push(env);
   apply(app.model, env, sentIn);
+  const e = env.event;
+  // A thread's first run creates it on the bridge: list it.
+  if (e.type === 'RUN_STARTED' && !threadList.has(app.threadId)) threadList.refresh();
+  if (e.type === 'RUN_ERROR' && e.code === 'thread_deleted') {
+    // Deleted while this page followed it (another tab, another browser):
+    // the bridge has nothing of it any more, so nothing can be sent on it.
+    app.deleted = true;
+    app.note = 'This thread was deleted (in another tab or browser). Start a new thread to go on.';
+    store.forgetThread(app.agent, app.threadId);
+    threadList.remove(app.threadId);
+  }
   if (env.seq > 0) saveSession();
   scheduleRender();
 }
@@ -411,8 +308,6 @@ async function startRun({ text, resume, toolResults, a2uiAction }) {
   if (resume) input.resume = resume;
   app.sent[runId] = sent;
   store.rememberRun(app.agent, app.threadId, runId, sent);
-  store.rememberThread(app.agent, app.threadId, text ? text.slice(0, 80) : '');
-  renderThreads();
   app.note = '';
   stopLive();
   const ctrl = new AbortController();
@@ -435,7 +330,6 @@ async function startRun({ text, resume, toolResults, a2uiAction }) {
       // Refused before the stream started: nothing reached the thread.
       delete app.sent[runId];
       store.forgetRun(app.agent, app.threadId, runId);
-      renderThreads();
       app.note = `The bridge refused the run: ${err.code} — ${err.message}`;
       if (text) $('message').value = text;
     } else {
@@ -458,6 +352,8 @@ async function startRun({ text, resume, toolResults, a2uiAction }) {
 // afterRun runs the frontend tools a finished run left to the page and sends
 // their results in a new run, as an AG-UI client would.
 function afterRun(token) {
+  // The run changed the thread's status, message count and place in the list.
+  threadList.refresh();
   const m = app.model;
   if (token !== app.openToken || app.busy || m.activeRunId || m.pendingToolCallIds.length === 0) return;
   const results = [];
@@ -498,7 +394,9 @@ async function loadAgents() {
 
 async function selectAgent(name, threadId = null) {
   if (app.agent === name && !threadId) return;
+  if (app.agent !== name) threadList.setAgent(name);
   app.agent = name;
+  store.saveLastAgent(name);
   renderAgents();
   renderAgentHeading(app.agents.find((a) => a.name === name) ?? { name });
   api.getAgent(name).then(
@@ -520,6 +418,7 @@ function resetThread(threadId) {
     derived: new Map(),
     busy: false,
     loading: false,
+    deleted: false,
     travel: null,
     travelModel: null,
     note: '',
@@ -528,7 +427,7 @@ function resetThread(threadId) {
     debugShown: -1,
   });
   timeline.refresh(app.model);
-  renderThreads();
+  threadList.setCurrent(threadId);
 }
 
 function newThread() {
@@ -555,9 +454,13 @@ async function openThread(threadId) {
     if (token !== app.openToken) return;
     if (!snapshot) {
       // A new thread the tab had open before a reload says nothing; one
-      // from the list that the bridge does not know (another bridge, a
-      // fresh store) says so.
-      if (store.threads(app.agent).some((t) => t.id === threadId)) app.note = 'The bridge does not know this thread (a fresh store?).';
+      // from the list that the bridge no longer has was deleted meanwhile.
+      if (threadList.has(threadId)) {
+        app.note = 'This thread is no longer on the bridge (deleted elsewhere?). This is a new thread.';
+        threadList.remove(threadId);
+        resetThread(`thread-${uuid()}`);
+        saveSession();
+      }
       scheduleRender();
       return;
     }
@@ -654,6 +557,7 @@ $('token-form').addEventListener('submit', (e) => {
   e.preventDefault();
   api.setToken($('token').value.trim());
   loadAgents();
+  threadList.refresh();
 });
 
 const slider = $('travel');
@@ -673,10 +577,14 @@ document.addEventListener('click', (ev) => {
 });
 
 async function main() {
+  store.dropLegacy();
   await loadAgents();
   const s = store.session();
+  const last = store.lastAgent();
   if (s.agent && app.agents.some((a) => a.name === s.agent)) {
     await selectAgent(s.agent, s.threadId || null);
+  } else if (last && app.agents.some((a) => a.name === last)) {
+    await selectAgent(last);
   } else {
     render();
   }

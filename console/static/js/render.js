@@ -212,7 +212,8 @@ function renderItem(item, model, ctx) {
         '→ routed to ', h('strong', {}, v.member ?? '?'), score, v.reason ? h('span', { class: 'muted' }, ` — ${v.reason}`) : null);
     }
     case 'run-end': {
-      const text = RUN_END_TEXT[item.status] ?? item.status;
+      // A thread deleted while its run streamed (here or anywhere else).
+      const text = item.code === 'thread_deleted' ? 'Thread deleted' : RUN_END_TEXT[item.status] ?? item.status;
       return h('div', { class: `run-end ${item.status}`, dataset: { kind: 'run-end', status: item.status } },
         h('span', {}, text),
         item.status === 'error' ? h('span', {}, ' — ', h('code', {}, item.code ?? 'error'), `: ${item.message ?? ''}`) : null);
@@ -294,4 +295,26 @@ export function renderJSON(container, value, collapsed) {
     return h('div', { class: 'json-leaf', dataset: { path } }, label, leaf(v));
   };
   container.replaceChildren(node(null, value, ''));
+}
+
+// renderDebugPanel draws the CUSTOM and RAW events and what the console
+// could not apply, and the event log while it is open.
+export function renderDebugPanel(m) {
+  const $ = (id) => document.getElementById(id);
+  const list = $('debug');
+  list.replaceChildren(
+    ...m.debug.map((d) =>
+      h('li', { class: `debug-${d.kind}` },
+        h('div', { class: 'debug-head' }, h('code', {}, d.seq ? `#${d.seq}` : '—'), ' ', h('strong', {}, d.name), h('span', { class: 'muted' }, ` ${d.kind}`)),
+        h('pre', {}, JSON.stringify(d.value, null, 2)))),
+  );
+  $('debug-empty').hidden = m.debug.length > 0;
+  $('debug-count').textContent = m.debug.length ? `(${m.debug.length})` : '';
+  $('event-count').textContent = String(m.events.length);
+  // The event log is only drawn while it is open: a long run would
+  // otherwise rebuild hundreds of rows every frame for nobody.
+  if ($('event-log').open) {
+    const events = m.events.slice(-500);
+    $('events').replaceChildren(...events.map((e) => h('li', {}, h('code', {}, e.seq ? `#${e.seq}` : '—'), ` ${e.type}`)));
+  }
 }
