@@ -1519,6 +1519,18 @@ func (s *RedisStore) Ping(ctx context.Context) error {
 	if err := s.pinger.Ping(ctx).Err(); err != nil {
 		return fmt.Errorf("tasks: redis: ping %s: %w", s.addr, err)
 	}
+	// The pinger's pool and client's recover from an outage apart: each
+	// refuses to dial, after its dials failed, until its own probe (once a
+	// second) reaches Redis. A client left with no connection may still be
+	// refusing while the pinger is through, and would turn the first runs
+	// away (store_unavailable) from an instance that says it is ready. With
+	// connections in its pool it is past that, and a busy pool must not make
+	// an instance unready.
+	if s.client.PoolStats().TotalConns == 0 {
+		if err := s.client.Ping(ctx).Err(); err != nil {
+			return fmt.Errorf("tasks: redis: ping %s: %w", s.addr, err)
+		}
+	}
 	return nil
 }
 
