@@ -18,6 +18,7 @@ import (
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/examples/agents"
 	"github.com/a2a-agui-bridge/bridge/tasks"
+	"github.com/a2a-agui-bridge/bridge/tasks/threadview"
 )
 
 // liveRun is a run whose SSE stream is read as it arrives, so a test can
@@ -131,7 +132,7 @@ func isContent(ev agui.Event) bool { return ev.Type() == agui.EventTextMessageCo
 type cancelView struct {
 	ActiveRunID string
 	Task        struct{ ID, State string }
-	Cancel      *tasks.CancelResultView
+	Cancel      *threadview.CancelResult
 }
 
 func (b *testBridge) cancelThread(t *testing.T, agent, thread string) cancelView {

@@ -32,6 +32,7 @@ import (
 	"github.com/a2a-agui-bridge/bridge/tasks/store"
 	"github.com/a2a-agui-bridge/bridge/tasks/store/boltstore"
 	"github.com/a2a-agui-bridge/bridge/tasks/store/redisstore"
+	"github.com/a2a-agui-bridge/bridge/tasks/threadview"
 )
 
 // instruments are what Serve makes before wiring the bridge: metrics,
@@ -258,7 +259,7 @@ func (t threads) DeleteThread(ctx context.Context, agent, threadID string) error
 // sees spells them — "completed", as in the shared state's
 // a2a.task.state and the a2a:completed step — not as the store keeps
 // them (A2A v1.0's TASK_STATE_COMPLETED): one thread view, one spelling.
-func spellStates(v *tasks.ThreadView) *tasks.ThreadView {
+func spellStates(v *threadview.Thread) *threadview.Thread {
 	if v.Task != nil {
 		v.Task.State = taskStateName(v.Task.State)
 	}

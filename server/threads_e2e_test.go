@@ -8,19 +8,19 @@ import (
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/config"
-	"github.com/a2a-agui-bridge/bridge/tasks"
+	"github.com/a2a-agui-bridge/bridge/tasks/threadview"
 )
 
-func threadList(t *testing.T, r reply) tasks.ThreadList {
+func threadList(t *testing.T, r reply) threadview.List {
 	t.Helper()
-	var l tasks.ThreadList
+	var l threadview.List
 	if r.status != http.StatusOK || json.Unmarshal(r.body, &l) != nil {
 		t.Fatalf("thread list: %d %s", r.status, r.body)
 	}
 	return l
 }
 
-func listedIDs(l tasks.ThreadList) []string {
+func listedIDs(l threadview.List) []string {
 	var out []string
 	for _, th := range l.Threads {
 		out = append(out, th.Agent+"/"+th.ThreadID)

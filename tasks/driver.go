@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/limits"
 	"github.com/a2a-agui-bridge/bridge/tasks/journal"
 )
 
@@ -39,7 +40,7 @@ type driver struct {
 	stateRejected bool
 	// budget counts the run against spec.MaxRunBytes (the driver's
 	// goroutine alone touches it).
-	budget runBudget
+	budget limits.RunBudget
 	// journaled is the bytes of every event the run journaled, added to
 	// its thread's JournalBytes at the end (compact.go).
 	journaled int64
@@ -150,7 +151,7 @@ func newDriver(s *Service, spec *AgentSpec, th *Thread, in *agui.RunAgentInput, 
 // it carried a traceparent), and counts the run as started.
 func (d *driver) begin(ctx context.Context, kind trace.SpanKind) {
 	d.started = time.Now()
-	d.budget.limit = d.spec.MaxRunBytes // a team's spec is known only now
+	d.budget.Limit = d.spec.MaxRunBytes // a team's spec is known only now
 	_, d.span = d.svc.opt.Tracer.Start(ctx, "bridge.run", trace.WithSpanKind(kind), trace.WithAttributes(
 		attribute.String("bridge.agent", d.spec.Name),
 		attribute.String("agui.thread_id", d.in.ThreadID),

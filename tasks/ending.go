@@ -112,7 +112,7 @@ func (d *driver) emit(events []agui.Event) {
 		}
 		d.seq++
 		d.journaled += int64(len(b))
-		d.budget.journal(t, len(b))
+		d.budget.Journal(t, len(b))
 		entries = append(entries, Entry{Seq: d.seq, RunID: d.in.RunID, Event: b,
 			Terminal: t == agui.EventRunFinished || t == agui.EventRunError})
 	}

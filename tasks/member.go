@@ -215,7 +215,7 @@ func (c *crew) receive(m *memberRun, ev a2a.Event) {
 	c.deliver(m, out)
 	if code == "" {
 		c.noteTask(m)
-		if code, message = d.budget.spent(d.spec.Name); m.tr.Done() {
+		if code, message = d.budget.Spent(d.spec.Name); m.tr.Done() {
 			return
 		}
 	}

@@ -69,7 +69,7 @@ type AgentSpec struct {
 	MaxEventBytes int
 	MaxStateBytes int
 	// MaxRunBytes is a run's output budget: what its agents send and what
-	// it journals each count against it (runBudget); past it the run ends
+	// it journals each count against it (limits.RunBudget); past it the run ends
 	// with RUN_ERROR run_too_large and the task is cancelled. Zero: none.
 	MaxRunBytes int64
 	// MaxThreadJournalBytes caps a thread's journal: a run ending with

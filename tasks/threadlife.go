@@ -10,44 +10,19 @@ import (
 	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/auth"
 	"github.com/a2a-agui-bridge/bridge/tasks/store"
-)
-
-// ThreadSummaryView is one thread of a list (GET /agents/{name}/threads,
-// GET /threads).
-type ThreadSummaryView struct {
-	Agent          string    `json:"agent"`
-	ThreadID       string    `json:"threadId"`
-	CreatedAt      time.Time `json:"createdAt"`
-	LastActivityAt time.Time `json:"lastActivityAt"`
-	// Status is "running", "interrupted" (pending interrupts) or "idle".
-	Status       string `json:"status"`
-	Title        string `json:"title"`
-	MessageCount int    `json:"messageCount"`
-}
-
-// ThreadList is a page of the caller's threads, newest activity first;
-// NextCursor continues it (absent at the end).
-type ThreadList struct {
-	Threads    []ThreadSummaryView `json:"threads"`
-	NextCursor string              `json:"nextCursor,omitempty"`
-}
-
-// Thread list page sizes: the default and the most a page may ask.
-const (
-	DefaultThreadListLimit = 50
-	MaxThreadListLimit     = 200
+	"github.com/a2a-agui-bridge/bridge/tasks/threadview"
 )
 
 // ListThreads lists the caller's threads on agent (an agent or a team), or
 // on every configured agent and team when agent is "". Nothing of another
-// principal is ever listed. limit 0 is DefaultThreadListLimit; above
-// MaxThreadListLimit, below 0 or a cursor no list returned is invalid_input.
-func (s *Service) ListThreads(ctx context.Context, agent, cursor string, limit int) (*ThreadList, error) {
+// principal is ever listed. limit 0 is threadview.DefaultListLimit; above
+// threadview.MaxListLimit, below 0 or a cursor no list returned is invalid_input.
+func (s *Service) ListThreads(ctx context.Context, agent, cursor string, limit int) (*threadview.List, error) {
 	if limit == 0 {
-		limit = DefaultThreadListLimit
+		limit = threadview.DefaultListLimit
 	}
-	if limit < 0 || limit > MaxThreadListLimit {
-		return nil, &Error{Code: agui.CodeInvalidInput, Message: fmt.Sprintf("limit must be between 1 and %d", MaxThreadListLimit)}
+	if limit < 0 || limit > threadview.MaxListLimit {
+		return nil, &Error{Code: agui.CodeInvalidInput, Message: fmt.Sprintf("limit must be between 1 and %d", threadview.MaxListLimit)}
 	}
 	q := store.ListQuery{Principal: auth.PrincipalFrom(ctx), Cursor: cursor, Limit: limit}
 	if agent != "" {
@@ -72,22 +47,7 @@ func (s *Service) ListThreads(ctx context.Context, agent, cursor string, limit i
 	if err != nil {
 		return nil, storeError(err)
 	}
-	out := &ThreadList{Threads: make([]ThreadSummaryView, 0, len(page.Threads)), NextCursor: page.Next}
-	for _, t := range page.Threads {
-		v := ThreadSummaryView{Agent: t.Agent, ThreadID: t.ThreadID, CreatedAt: t.CreatedAt, LastActivityAt: t.LastActivityAt,
-			Status: "idle", Title: t.Title, MessageCount: t.MessageCount}
-		if v.CreatedAt.IsZero() {
-			v.CreatedAt = v.LastActivityAt // a record older than creation times
-		}
-		switch {
-		case t.Active:
-			v.Status = "running"
-		case t.Interrupts > 0:
-			v.Status = "interrupted"
-		}
-		out.Threads = append(out.Threads, v)
-	}
-	return out, nil
+	return threadview.ListOf(page), nil
 }
 
 // errThreadDeleted stops a run this process drives on a thread being

@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,63 +10,8 @@ import (
 
 	"github.com/a2a-agui-bridge/bridge/a2a"
 	"github.com/a2a-agui-bridge/bridge/agui"
+	"github.com/a2a-agui-bridge/bridge/tasks/threadview"
 )
-
-// ThreadView is what GET /agents/{name}/threads/{threadId} shows: the
-// conversation, the shared state, pending interrupts and the current task.
-type ThreadView struct {
-	Agent             string            `json:"agent"`
-	ThreadID          string            `json:"threadId"`
-	ContextID         string            `json:"contextId,omitempty"`
-	Task              *TaskView         `json:"task,omitempty"`
-	Messages          []agui.Message    `json:"messages"`
-	State             json.RawMessage   `json:"state"`
-	PendingInterrupts []InterruptView   `json:"pendingInterrupts"`
-	ActiveRunID       string            `json:"activeRunId,omitempty"`
-	Version           int64             `json:"version"`
-	UpdatedAt         time.Time         `json:"updatedAt"`
-	Cancel            *CancelResultView `json:"cancel,omitempty"`
-	// Members are a team thread's members and their current tasks.
-	Members map[string]*TaskView `json:"members,omitempty"`
-}
-
-// TaskView is the thread's current A2A task.
-type TaskView struct {
-	ID    string `json:"id"`
-	State string `json:"state"`
-}
-
-// InterruptView is a pending interrupt with its expiry spelled out (the
-// interrupt itself carries expiresAt only for 1.0 clients).
-type InterruptView struct {
-	agui.Interrupt
-	ExpiresAt string `json:"expiresAt,omitempty"`
-}
-
-// CancelResultView says what a cancel request did.
-type CancelResultView struct {
-	// Requested is true when the bridge asked the agent to cancel the
-	// thread's task (by this request or, for a running run, an earlier
-	// one); false when there was nothing left to cancel.
-	Requested bool `json:"requested"`
-	// Repeated: an earlier request already asked to cancel the running
-	// run; nothing more was sent.
-	Repeated bool `json:"repeated,omitempty"`
-	// WaitingForTask: the agent had not named the running run's task yet;
-	// the run sends CancelTask the moment it does.
-	WaitingForTask bool `json:"waitingForTask,omitempty"`
-	// Refused is the agent's refusal (e.g. the task is not cancelable);
-	// the run then ends as the agent reports it.
-	Refused *CancelRefusal `json:"refused,omitempty"`
-	// TaskState is the task's state as the agent reported it.
-	TaskState string `json:"taskState,omitempty"`
-}
-
-// CancelRefusal is the agent's answer to a CancelTask it refused.
-type CancelRefusal struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
 
 func threadNotFound(key ThreadKey) error {
 	return &Error{Code: agui.CodeUnknownThread,
@@ -98,50 +42,12 @@ func (s *Service) loadThread(ctx context.Context, agent, threadID string) (*Thre
 }
 
 // Thread returns the thread's snapshot.
-func (s *Service) Thread(ctx context.Context, agent, threadID string) (*ThreadView, error) {
+func (s *Service) Thread(ctx context.Context, agent, threadID string) (*threadview.Thread, error) {
 	th, err := s.loadThread(ctx, agent, threadID)
 	if err != nil {
 		return nil, err
 	}
-	return viewOf(th), nil
-}
-
-func viewOf(th *Thread) *ThreadView {
-	v := &ThreadView{Agent: th.Key.Agent, ThreadID: th.Key.ThreadID,
-		Messages: th.Messages, State: th.State, PendingInterrupts: []InterruptView{},
-		Version: th.Version, UpdatedAt: th.UpdatedAt}
-	if th.Active != nil {
-		v.ActiveRunID = th.Active.RunID
-	}
-	if v.Messages == nil {
-		v.Messages = []agui.Message{}
-	}
-	if len(v.State) == 0 {
-		v.State = json.RawMessage(`{}`)
-	}
-	for name, m := range th.Members {
-		if name == th.Key.Agent {
-			// An agent's own thread: its one member is the agent.
-			v.ContextID = m.ContextID
-			if m.TaskID != "" {
-				v.Task = &TaskView{ID: m.TaskID, State: m.TaskState}
-			}
-			continue
-		}
-		if v.Members == nil {
-			v.Members = map[string]*TaskView{}
-		}
-		v.Members[name] = &TaskView{ID: m.TaskID, State: m.TaskState}
-	}
-	for _, p := range th.Interrupts {
-		iv := InterruptView{Interrupt: p.Interrupt}
-		iv.Interrupt.ExpiresAt = ""
-		if !p.ExpiresAt.IsZero() {
-			iv.ExpiresAt = p.ExpiresAt.Format(time.RFC3339Nano)
-		}
-		v.PendingInterrupts = append(v.PendingInterrupts, iv)
-	}
-	return v
+	return threadview.Of(th), nil
 }
 
 // Cancel asks the thread's agents to cancel their tasks (A2A CancelTask).
@@ -156,7 +62,7 @@ func viewOf(th *Thread) *ThreadView {
 // Without a run, it cancels every member's task still open and clears the
 // thread's pending interrupts; a thread whose tasks already ended is
 // returned as it is.
-func (s *Service) Cancel(ctx context.Context, agent, threadID string) (*ThreadView, error) {
+func (s *Service) Cancel(ctx context.Context, agent, threadID string) (*threadview.Thread, error) {
 	th, err := s.loadThread(ctx, agent, threadID)
 	if err != nil {
 		return nil, err
@@ -176,9 +82,9 @@ func (s *Service) Cancel(ctx context.Context, agent, threadID string) (*ThreadVi
 
 // cancelRun cancels the tasks of th's running run (see Cancel); asked
 // says this request recorded the cancel.
-func (s *Service) cancelRun(ctx context.Context, th *Thread, asked bool) (*ThreadView, error) {
-	v := viewOf(th)
-	res := &CancelResultView{Requested: true, Repeated: !asked}
+func (s *Service) cancelRun(ctx context.Context, th *Thread, asked bool) (*threadview.Thread, error) {
+	v := threadview.Of(th)
+	res := &threadview.CancelResult{Requested: true, Repeated: !asked}
 	if v.Task != nil {
 		res.TaskState = v.Task.State
 	}
@@ -207,7 +113,7 @@ func (s *Service) cancelRun(ctx context.Context, th *Thread, asked bool) (*Threa
 			}
 		case errors.Is(err, a2a.ErrTaskNotCancelable):
 			info := a2a.Classify(err)
-			res.Refused = &CancelRefusal{Code: info.Code, Message: info.Message}
+			res.Refused = &threadview.CancelRefusal{Code: info.Code, Message: info.Message}
 		default:
 			// The request did not reach the agent: forget it, so that a
 			// retry sends CancelTask again.
@@ -232,8 +138,8 @@ func (s *Service) forgetCancel(th *Thread) {
 }
 
 // cancelIdle cancels the open tasks of a thread without a running run.
-func (s *Service) cancelIdle(ctx context.Context, th *Thread) (*ThreadView, error) {
-	res := &CancelResultView{}
+func (s *Service) cancelIdle(ctx context.Context, th *Thread) (*threadview.Thread, error) {
+	res := &threadview.CancelResult{}
 	states := map[string]string{}
 	for _, name := range slices.Sorted(maps.Keys(th.Members)) {
 		rec := th.Members[name]
@@ -278,7 +184,7 @@ func (s *Service) cancelIdle(ctx context.Context, th *Thread) (*ThreadView, erro
 			return nil, err
 		}
 	}
-	v := viewOf(th)
+	v := threadview.Of(th)
 	v.Cancel = res
 	return v, nil
 }
