@@ -21,13 +21,6 @@ import (
 // INPUT_REQUIRED when it waits for one, a new turn in the thread's
 // context otherwise.
 
-// The codes of refused A2UI actions (their statuses are in agui's table).
-const (
-	CodeA2UIActionInvalid  = agui.CodeA2UIActionInvalid
-	CodeA2UIActionTooLarge = agui.CodeA2UIActionTooLarge
-	CodeA2UINotActive      = agui.CodeA2UINotActive
-)
-
 // a2uiVersion is the A2UI version a run on agent activates.
 func a2uiVersion(spec *AgentSpec, agent Agent, in *agui.RunAgentInput) mapping.A2UIVersion {
 	if agent == nil {
@@ -85,18 +78,18 @@ func (s *Service) planA2UIAction(ctx context.Context, st *start, th *Thread, in 
 		MaxBytes: spec.MaxA2UIActionBytes, Now: time.Now})
 	switch {
 	case errors.Is(err, mapping.ErrA2UINotActive) && several:
-		return nil, &Error{Code: CodeA2UINotActive, Err: err,
+		return nil, &Error{Code: agui.CodeA2UINotActive, Err: err,
 			Message: "forwardedProps.a2uiAction: a team does not route A2UI actions to its members; send the action to the member's own endpoint"}
 	case errors.Is(err, mapping.ErrA2UINotActive):
-		return nil, &Error{Code: CodeA2UINotActive, Err: err,
+		return nil, &Error{Code: agui.CodeA2UINotActive, Err: err,
 			Message: "forwardedProps.a2uiAction: agent " + spec.Name + " did not activate A2UI for this run (its card lists no A2UI version the bridge knows, its a2ui switch is off, or the client is older than protocol 1.0 under a2ui: auto)"}
 	case errors.Is(err, mapping.ErrA2UIActionTooLarge):
-		return nil, &Error{Code: CodeA2UIActionTooLarge, Message: err.Error(), Err: err}
+		return nil, &Error{Code: agui.CodeA2UIActionTooLarge, Message: err.Error(), Err: err}
 	case err != nil:
-		return nil, &Error{Code: CodeA2UIActionInvalid, Message: err.Error(), Err: err}
+		return nil, &Error{Code: agui.CodeA2UIActionInvalid, Message: err.Error(), Err: err}
 	}
 	if id := mapping.A2UIActionSurfaceID(part); !s.shownSurface(ctx, th, id) {
-		return nil, &Error{Code: CodeA2UIActionInvalid,
+		return nil, &Error{Code: agui.CodeA2UIActionInvalid,
 			Message: fmt.Sprintf("forwardedProps.a2uiAction: surface %q was not shown on this thread", id)}
 	}
 	act := &a2uiAction{part: part}
@@ -114,7 +107,7 @@ func (s *Service) planA2UIAction(ctx context.Context, st *start, th *Thread, in 
 	act.resume = true
 	for _, r := range in.Resume {
 		if r.Status != agui.ResumeResolved {
-			return nil, &Error{Code: CodeA2UIActionInvalid,
+			return nil, &Error{Code: agui.CodeA2UIActionInvalid,
 				Message: "forwardedProps.a2uiAction answers the pending interrupts; it cannot come with a resume that cancels " + r.InterruptID}
 		}
 	}

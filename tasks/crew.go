@@ -232,7 +232,7 @@ func (c *crew) reattach(ctx context.Context) bool {
 // abandon ends a run that cannot go on.
 func (c *crew) abandon(why string) {
 	c.settled = true
-	c.d.emit(c.cut(CodeServerShutdown, why))
+	c.d.emit(c.cut(agui.CodeServerShutdown, why))
 }
 
 // settle ends the run once every member's part is over (or the run was

@@ -165,7 +165,7 @@ func storeFailure() *agui.RunError {
 // journaled, the thread keeps it as active (with its task), and readers in
 // this process get the shutdown notice instead of a terminal event.
 func (d *driver) suspend() {
-	d.suspendWith(CodeServerShutdown, "the bridge is shutting down; the agent's task goes on and this run continues after the restart: read it at /agents/{name}/threads/{threadId}/events after the last id you saw")
+	d.suspendWith(agui.CodeServerShutdown, "the bridge is shutting down; the agent's task goes on and this run continues after the restart: read it at /agents/{name}/threads/{threadId}/events after the last id you saw")
 	if d.svc.opt.Lease > 0 {
 		d.handOver()
 		d.log.Info("run suspended by the shutdown; its lease ends now, for another instance to adopt it")
@@ -182,7 +182,7 @@ func (d *driver) leave(cause error) {
 		d.suspendWith(agui.CodeThreadDeleted, "the thread was deleted") // threadlife.go
 		return
 	}
-	d.suspendWith(CodeServerShutdown, "this bridge instance lost the run to another instance, which continues it: read it at /agents/{name}/threads/{threadId}/events after the last id you saw")
+	d.suspendWith(agui.CodeServerShutdown, "this bridge instance lost the run to another instance, which continues it: read it at /agents/{name}/threads/{threadId}/events after the last id you saw")
 	d.log.Warn("run left to the instance that adopted it")
 }
 

@@ -7,10 +7,6 @@ import (
 	"github.com/a2a-agui-bridge/bridge/agui"
 )
 
-// CodeServerShutdown is the RUN_ERROR code of a stream the bridge ends
-// because it is shutting down; the run itself goes on after the restart.
-const CodeServerShutdown = agui.CodeServerShutdown
-
 // Sentinels for the failures a caller may want to tell apart with errors.Is.
 var (
 	ErrUnknownAgent = errors.New("unknown agent")

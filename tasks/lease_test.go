@@ -199,7 +199,7 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 	}
 	last, _ := store.LastSeq(t.Context(), run.Key)
 	events := collect(t, run)
-	if e := lastError(t, events); e.Code != CodeServerShutdown || !strings.Contains(e.Message, "another instance") {
+	if e := lastError(t, events); e.Code != agui.CodeServerShutdown || !strings.Contains(e.Message, "another instance") {
 		t.Fatalf("the stream on A ends with %+v", e)
 	}
 	after, err := store.GetThread(t.Context(), run.Key)

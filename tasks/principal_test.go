@@ -166,8 +166,8 @@ func TestResumeOfAnotherPrincipalsInterrupt(t *testing.T) {
 			t.Errorf("bob resuming alice's interrupt on %s: %s %q; want as for a made-up id: %s %q",
 				thread, got.Code, got.Message, want.Code, want.Message)
 		}
-		if got.Code != CodeResumeUnknownInterrupt {
-			t.Errorf("bob resuming alice's interrupt on %s: %s, want %s", thread, got.Code, CodeResumeUnknownInterrupt)
+		if got.Code != agui.CodeResumeUnknownInterrupt {
+			t.Errorf("bob resuming alice's interrupt on %s: %s, want %s", thread, got.Code, agui.CodeResumeUnknownInterrupt)
 		}
 	}
 	if v, err := svc.Thread(alice, "a", "th-a"); err != nil || len(v.PendingInterrupts) != 1 {
@@ -178,7 +178,7 @@ func TestResumeOfAnotherPrincipalsInterrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	collect(t, run)
-	if e := rejectionOf(t, alice, svc, resumeInput("th-a2", "r2", resolved(id, `{"city":"Paris"}`))); e.Code != CodeResumeWrongThread {
-		t.Errorf("alice resuming her interrupt on her other thread: %s %q; want %s", e.Code, e.Message, CodeResumeWrongThread)
+	if e := rejectionOf(t, alice, svc, resumeInput("th-a2", "r2", resolved(id, `{"city":"Paris"}`))); e.Code != agui.CodeResumeWrongThread {
+		t.Errorf("alice resuming her interrupt on her other thread: %s %q; want %s", e.Code, e.Message, agui.CodeResumeWrongThread)
 	}
 }

@@ -13,42 +13,6 @@ import (
 	"github.com/a2a-agui-bridge/bridge/mapping"
 )
 
-// RUN_ERROR codes for resumes that break a rule of the AG-UI interrupt
-// contract (AGUI-PROTOCOL.md §4.2). Each rule has its own code so a
-// frontend can tell what to fix.
-const (
-	// CodeInterruptPending: the thread has pending interrupts and the
-	// input carries no resume (rule 4).
-	CodeInterruptPending = agui.CodeInterruptPending
-	// CodeInterruptNotResumed: the resume leaves a pending interrupt
-	// unanswered (rule 3: partial resumes are not supported).
-	CodeInterruptNotResumed = agui.CodeInterruptNotResumed
-	// CodeResumeUnknownInterrupt: an interruptId correlates to no interrupt
-	// the bridge raised (rule 2).
-	CodeResumeUnknownInterrupt = agui.CodeResumeUnknownInterrupt
-	// CodeResumeWrongThread: the interrupt belongs to another thread
-	// (rule 1).
-	CodeResumeWrongThread = agui.CodeResumeWrongThread
-	// CodeResumeDuplicate: the same interruptId twice in one resume.
-	CodeResumeDuplicate = agui.CodeResumeDuplicate
-	// CodeInterruptExpired: resolved past the interrupt's expiry (rule 7);
-	// cancelling an expired interrupt is allowed.
-	CodeInterruptExpired = agui.CodeInterruptExpired
-	// CodeResumePayloadMissing: status "resolved" without a payload
-	// (rule 8).
-	CodeResumePayloadMissing = agui.CodeResumePayloadMissing
-	// CodeResumePayloadInvalid: the payload fails the interrupt's
-	// responseSchema (rule 6).
-	CodeResumePayloadInvalid = agui.CodeResumePayloadInvalid
-	// CodeInterruptAlreadyResolved: the interrupt was already answered
-	// differently; an identical replay is answered from the journal
-	// instead (rule 5).
-	CodeInterruptAlreadyResolved = agui.CodeInterruptAlreadyResolved
-	// CodeToolResultNotAllowed: the client sent a result for a tool call
-	// the remote agent executes.
-	CodeToolResultNotAllowed = agui.CodeToolResultNotAllowed
-)
-
 // rejection is a resume the bridge refuses: the run is RUN_STARTED then
 // RUN_ERROR{code}, and nothing is written to the thread.
 type rejection struct {
@@ -119,7 +83,7 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 			for i, p := range th.Interrupts {
 				ids[i] = p.Interrupt.ID
 			}
-			return nil, nil, &rejection{CodeInterruptPending, fmt.Sprintf(
+			return nil, nil, &rejection{agui.CodeInterruptPending, fmt.Sprintf(
 				"the thread has %d pending interrupt(s) (%s); the next run must carry a resume addressing them",
 				len(ids), strings.Join(ids, ", "))}
 		}
@@ -129,7 +93,7 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 	seen := map[string]bool{}
 	for _, r := range in.Resume {
 		if seen[r.InterruptID] {
-			return nil, nil, &rejection{CodeResumeDuplicate, fmt.Sprintf("interrupt %s is answered twice", r.InterruptID)}
+			return nil, nil, &rejection{agui.CodeResumeDuplicate, fmt.Sprintf("interrupt %s is answered twice", r.InterruptID)}
 		}
 		seen[r.InterruptID] = true
 	}
@@ -163,7 +127,7 @@ func (s *Service) planRun(ctx context.Context, th *Thread, in *agui.RunAgentInpu
 		}
 		parts, result, err := mapping.AnswerParts(p, r)
 		if err != nil {
-			return nil, nil, &rejection{CodeResumePayloadInvalid, fmt.Sprintf("interrupt %s: %v", p.Interrupt.ID, err)}
+			return nil, nil, &rejection{agui.CodeResumePayloadInvalid, fmt.Sprintf("interrupt %s: %v", p.Interrupt.ID, err)}
 		}
 		plan.parts = append(plan.parts, parts...)
 		if result != nil {
@@ -200,7 +164,7 @@ func (s *Service) addressed(ctx context.Context, th *Thread, in *agui.RunAgentIn
 	}
 	for _, p := range th.Interrupts {
 		if !seen[p.Interrupt.ID] {
-			return nil, &rejection{CodeInterruptNotResumed, fmt.Sprintf(
+			return nil, &rejection{agui.CodeInterruptNotResumed, fmt.Sprintf(
 				"resume must address pending interrupt %s (partial resumes are not supported)", p.Interrupt.ID)}
 		}
 	}
@@ -211,15 +175,15 @@ func (s *Service) addressed(ctx context.Context, th *Thread, in *agui.RunAgentIn
 // with a payload its response schema accepts.
 func checkAnswer(p mapping.PendingInterrupt, r agui.ResumeEntry, now time.Time) *rejection {
 	if !p.ExpiresAt.IsZero() && now.After(p.ExpiresAt) {
-		return &rejection{CodeInterruptExpired, fmt.Sprintf(
+		return &rejection{agui.CodeInterruptExpired, fmt.Sprintf(
 			"interrupt %s expired at %s; cancel it to continue the thread", p.Interrupt.ID, p.ExpiresAt.Format(time.RFC3339))}
 	}
 	if mapping.PayloadAbsent(r.Payload) {
-		return &rejection{CodeResumePayloadMissing, fmt.Sprintf(
+		return &rejection{agui.CodeResumePayloadMissing, fmt.Sprintf(
 			"resume of interrupt %s has status resolved but no payload", p.Interrupt.ID)}
 	}
 	if err := mapping.ValidatePayload(p.Interrupt.ResponseSchema, r.Payload); err != nil {
-		return &rejection{CodeResumePayloadInvalid, fmt.Sprintf(
+		return &rejection{agui.CodeResumePayloadInvalid, fmt.Sprintf(
 			"the payload for interrupt %s does not match its responseSchema: %v", p.Interrupt.ID, err)}
 	}
 	return nil
@@ -248,16 +212,16 @@ func (s *Service) matchReplay(ctx context.Context, th *Thread, in *agui.RunAgent
 			return nil, s.unknownInterrupt(ctx, th, r.InterruptID)
 		}
 		if match.Status != r.Status || match.PayloadHash != mapping.PayloadHash(r.Payload) {
-			return nil, &rejection{CodeInterruptAlreadyResolved, fmt.Sprintf(
+			return nil, &rejection{agui.CodeInterruptAlreadyResolved, fmt.Sprintf(
 				"interrupt %s was already resolved with a different answer", r.InterruptID)}
 		}
 		if rp != nil && rp.runID != match.RunID {
-			return nil, &rejection{CodeInterruptAlreadyResolved, "the interrupts were resolved by different runs"}
+			return nil, &rejection{agui.CodeInterruptAlreadyResolved, "the interrupts were resolved by different runs"}
 		}
 		if match.AfterSeq < th.JournalFrom {
 			// An identical resume replays the run that answered it, but
 			// that run's events were compacted away (compact.go).
-			return nil, &rejection{CodeInterruptAlreadyResolved, fmt.Sprintf(
+			return nil, &rejection{agui.CodeInterruptAlreadyResolved, fmt.Sprintf(
 				"interrupt %s was resolved by an earlier run, whose events this thread no longer keeps", r.InterruptID)}
 		}
 		rp = &replay{runID: match.RunID, after: match.AfterSeq}
@@ -272,10 +236,10 @@ func (s *Service) matchReplay(ctx context.Context, th *Thread, in *agui.RunAgent
 // caller may read that thread anyway, so the hint tells nothing new).
 func (s *Service) unknownInterrupt(ctx context.Context, th *Thread, id string) *rejection {
 	if key, err := s.store.InterruptThread(ctx, th.Key.Principal, id); err == nil && key != th.Key {
-		return &rejection{CodeResumeWrongThread, fmt.Sprintf(
+		return &rejection{agui.CodeResumeWrongThread, fmt.Sprintf(
 			"interrupt %s belongs to another thread; resume it on the thread that raised it", id)}
 	}
-	return &rejection{CodeResumeUnknownInterrupt, fmt.Sprintf("interrupt %s is not pending on this thread", id)}
+	return &rejection{agui.CodeResumeUnknownInterrupt, fmt.Sprintf("interrupt %s is not pending on this thread", id)}
 }
 
 // checkToolResults refuses a client-made tool message for a call the
@@ -309,7 +273,7 @@ func checkToolResults(th *Thread, in *agui.RunAgentInput) (echoed map[string]str
 		}
 		for _, ref := range th.ToolCalls {
 			if ref.ToolCallID == m.ToolCallID {
-				return nil, &rejection{CodeToolResultNotAllowed, fmt.Sprintf(
+				return nil, &rejection{agui.CodeToolResultNotAllowed, fmt.Sprintf(
 					"tool call %s (%s) is executed by the remote agent; answer its approval interrupt instead of sending a result",
 					ref.ToolCallID, ref.Name)}
 			}

@@ -178,33 +178,33 @@ func TestResumeContractRules(t *testing.T) {
 		ttl   time.Duration
 	}{
 		{"pending interrupts block input without resume",
-			func(agui.Interrupt) *agui.RunAgentInput { return input("th", "r2") }, CodeInterruptPending, 0},
+			func(agui.Interrupt) *agui.RunAgentInput { return input("th", "r2") }, agui.CodeInterruptPending, 0},
 		{"every id correlates",
 			func(agui.Interrupt) *agui.RunAgentInput {
 				return resumeInput("th", "r2", resolved("not-an-interrupt", `{"city":"Paris"}`))
-			}, CodeResumeUnknownInterrupt, 0},
+			}, agui.CodeResumeUnknownInterrupt, 0},
 		{"the same interrupt twice",
 			func(in agui.Interrupt) *agui.RunAgentInput {
 				return resumeInput("th", "r2", resolved(in.ID, `{"city":"Paris"}`), resolved(in.ID, `{"city":"Rome"}`))
-			}, CodeResumeDuplicate, 0},
+			}, agui.CodeResumeDuplicate, 0},
 		{"payload missing",
 			func(in agui.Interrupt) *agui.RunAgentInput {
 				return resumeInput("th", "r2", agui.ResumeEntry{InterruptID: in.ID, Status: agui.ResumeResolved})
-			}, CodeResumePayloadMissing, 0},
+			}, agui.CodeResumePayloadMissing, 0},
 		{"payload against responseSchema",
 			func(in agui.Interrupt) *agui.RunAgentInput {
 				return resumeInput("th", "r2", resolved(in.ID, `{"city":5}`))
-			}, CodeResumePayloadInvalid, 0},
+			}, agui.CodeResumePayloadInvalid, 0},
 		{"payload missing a required field",
 			func(in agui.Interrupt) *agui.RunAgentInput {
 				return resumeInput("th", "r2", resolved(in.ID, `{"town":"Paris"}`))
-			}, CodeResumePayloadInvalid, 0},
+			}, agui.CodeResumePayloadInvalid, 0},
 		{"not past expiresAt",
 			func(in agui.Interrupt) *agui.RunAgentInput {
 				return resumeInput("th", "r2", resolved(in.ID, `{"city":"Paris"}`))
-			}, CodeInterruptExpired, time.Nanosecond},
+			}, agui.CodeInterruptExpired, time.Nanosecond},
 		{"a client-made result for a server tool call",
-			nil, CodeToolResultNotAllowed, 0},
+			nil, agui.CodeToolResultNotAllowed, 0},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -233,7 +233,7 @@ func TestResumeContractRules(t *testing.T) {
 					before.Version, after.Version, len(agent.sent))
 			}
 			// The thread stays usable: a valid resume still works.
-			if c.code != CodeInterruptExpired && c.input != nil {
+			if c.code != agui.CodeInterruptExpired && c.input != nil {
 				collect(t, must(svc.StartRun(t.Context(), "a", resumeInput("th", "r3", resolved(in.ID, `{"city":"Paris"}`)))))
 				if len(agent.sent) != 2 {
 					t.Fatal("the valid resume did not reach the agent")
@@ -254,7 +254,7 @@ func TestResumeMustCoverEveryInterrupt(t *testing.T) {
 	if len(fin.Outcome.Interrupts) != 2 {
 		t.Fatalf("want two tool_call interrupts, got %+v", fin.Outcome.Interrupts)
 	}
-	wantCode(t, svc, resumeInput("th", "r2", resolved(fin.Outcome.Interrupts[0].ID, `{"approved":true}`)), CodeInterruptNotResumed)
+	wantCode(t, svc, resumeInput("th", "r2", resolved(fin.Outcome.Interrupts[0].ID, `{"approved":true}`)), agui.CodeInterruptNotResumed)
 }
 
 func TestResumeOnTheWrongThread(t *testing.T) {
@@ -262,7 +262,7 @@ func TestResumeOnTheWrongThread(t *testing.T) {
 	agent := &scriptedAgent{streaming: true, turns: askTurns()}
 	svc, _ := newTestService(t, agent, nil)
 	in, _ := interruptRun(t, svc, "th-a")
-	wantCode(t, svc, resumeInput("th-b", "r2", resolved(in.ID, `{"city":"Paris"}`)), CodeResumeWrongThread)
+	wantCode(t, svc, resumeInput("th-b", "r2", resolved(in.ID, `{"city":"Paris"}`)), agui.CodeResumeWrongThread)
 }
 
 // TestIdempotentReplay: the same resume again is answered from the journal
@@ -282,7 +282,7 @@ func TestIdempotentReplay(t *testing.T) {
 		t.Fatalf("the agent got %d messages, want 2 (ask, one answer)", len(agent.sent))
 	}
 	// A different answer to the resolved interrupt is refused.
-	wantCode(t, svc, resumeInput("th", "r4", resolved(in.ID, `{"city":"Rome"}`)), CodeInterruptAlreadyResolved)
+	wantCode(t, svc, resumeInput("th", "r4", resolved(in.ID, `{"city":"Rome"}`)), agui.CodeInterruptAlreadyResolved)
 }
 
 func rawEvents(t *testing.T, run *RunReader) [][]byte {

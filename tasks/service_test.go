@@ -425,7 +425,7 @@ func TestShutdownCutsRunsWithRunError(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	_ = svc.Close(ctx)
-	if e := lastError(t, collect(t, run)); e.Code != CodeServerShutdown {
+	if e := lastError(t, collect(t, run)); e.Code != agui.CodeServerShutdown {
 		t.Fatalf("code %q", e.Code)
 	}
 	// The notice is not journaled: the run stays in progress for the next

@@ -36,7 +36,7 @@ func TestTakeOverAfterShutdown(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
 		_ = svc1.Close(ctx)
 		cancel()
-		if e := lastError(t, collect(t, run)); e.Code != CodeServerShutdown {
+		if e := lastError(t, collect(t, run)); e.Code != agui.CodeServerShutdown {
 			t.Fatalf("the open stream ends with %q", e.Code)
 		}
 
@@ -151,7 +151,7 @@ func TestTeamRunCutByShutdown(t *testing.T) {
 		if err := agui.CheckStream(v1, events); err != nil {
 			t.Fatalf("v1=%v: %v", v1, err)
 		}
-		if e := lastError(t, events); e.Code != CodeServerShutdown {
+		if e := lastError(t, events); e.Code != agui.CodeServerShutdown {
 			t.Fatalf("v1=%v: the stream ends with %q", v1, e.Code)
 		}
 	}
