@@ -34,44 +34,15 @@ func replayFrom(th *Thread, after int64) (int64, error) {
 		th.Key.ThreadID, th.JournalFrom, th.JournalFrom)}
 }
 
-// compactJournal drops the oldest finished runs' events from key's
-// journal until at most half of limit is left. It runs after a run's
-// release, off its readers' path; the record is updated before the
-// entries go, so a reader never starts inside a hole, and a trim that
-// fails leaves entries nobody is sent, which the next compaction removes.
+// compactJournal compacts key's journal to half of limit
+// (journal.Compact). It runs after a run's release, off its readers' path.
 func (s *Service) compactJournal(key ThreadKey, limit int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), 30*time.Second)
 	defer cancel()
-	th, err := s.store.GetThread(ctx, key)
+	cut, err := journal.Compact(ctx, s.store, key, limit)
 	if err != nil {
-		s.log.Warn("compact journal: read thread", "thread_id", key.ThreadID, "err", err)
-		return
+		s.log.Warn("compact journal", "thread_id", key.ThreadID, "err", err)
+	} else if cut.Seq > 0 {
+		s.log.Info("journal compacted", "thread_id", key.ThreadID, "up_to", cut.Seq, "dropped_bytes", cut.Dropped, "kept_bytes", cut.Kept)
 	}
-	cut, err := journal.PlanCompaction(ctx, s.store, key, th.JournalFrom, limit)
-	if err != nil || cut.Seq == 0 {
-		if err != nil {
-			s.log.Warn("compact journal: read", "thread_id", key.ThreadID, "err", err)
-		}
-		return
-	}
-	_, written, err := s.updateThread(ctx, key, th, func(cur *Thread) bool {
-		if cut.Seq <= cur.JournalFrom {
-			return false
-		}
-		// Runs that ended since the scan added theirs to the estimate.
-		cur.JournalBytes = cut.Kept + max(cur.JournalBytes-th.JournalBytes, 0)
-		cur.JournalFrom = cut.Seq
-		return true
-	})
-	if err != nil || !written {
-		if err != nil {
-			s.log.Warn("compact journal: record", "thread_id", key.ThreadID, "err", err)
-		}
-		return
-	}
-	if err := s.store.TrimJournal(ctx, key, cut.Seq); err != nil {
-		s.log.Warn("compact journal: trim", "thread_id", key.ThreadID, "err", err)
-		return
-	}
-	s.log.Info("journal compacted", "thread_id", key.ThreadID, "up_to", cut.Seq, "dropped_bytes", cut.Dropped, "kept_bytes", cut.Kept)
 }

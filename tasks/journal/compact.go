@@ -2,6 +2,7 @@ package journal
 
 import (
 	"context"
+	"errors"
 
 	"github.com/a2a-agui-bridge/bridge/tasks/store"
 )
@@ -50,4 +51,41 @@ func PlanCompaction(ctx context.Context, st store.Store, key store.ThreadKey, fr
 	}
 	cut.Kept = total - cut.Dropped
 	return cut, nil
+}
+
+// Compact drops the oldest finished runs' events from key's journal until
+// at most half of limit is left (PlanCompaction), and reports the cut it
+// made (Seq 0: none). The thread's record is updated first (its
+// JournalFrom), so a reader never starts inside the hole; a trim that
+// fails leaves entries nobody is sent, which the next compaction removes.
+// A record that changed meanwhile is read again, a few times.
+func Compact(ctx context.Context, st store.Store, key store.ThreadKey, limit int64) (Compaction, error) {
+	th, err := st.GetThread(ctx, key)
+	if err != nil {
+		return Compaction{}, err
+	}
+	scanned := th.JournalBytes
+	cut, err := PlanCompaction(ctx, st, key, th.JournalFrom, limit)
+	if err != nil || cut.Seq == 0 {
+		return Compaction{}, err
+	}
+	for attempt := 0; ; attempt++ {
+		if cut.Seq <= th.JournalFrom {
+			return Compaction{}, nil // compacted by someone else
+		}
+		// Runs that ended since the scan added theirs to the estimate.
+		th.JournalBytes = cut.Kept + max(th.JournalBytes-scanned, 0)
+		th.JournalFrom = cut.Seq
+		_, err = st.PutThread(ctx, th)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, store.ErrConflict) || attempt == 2 {
+			return Compaction{}, err
+		}
+		if th, err = st.GetThread(ctx, key); err != nil {
+			return Compaction{}, err
+		}
+	}
+	return cut, st.TrimJournal(ctx, key, cut.Seq)
 }
