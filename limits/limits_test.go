@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2a-agui-bridge/bridge/agui"
 	"github.com/a2a-agui-bridge/bridge/limits"
 )
 
@@ -89,5 +90,34 @@ func TestSetOptions(t *testing.T) {
 	l.SetOptions(limits.Options{})
 	if err := l.Allow("bob"); err != nil {
 		t.Fatalf("with the rate limit removed: %v", err)
+	}
+}
+
+// TestRunLimits: each check answers "" within its limit and zero means no
+// limit; the budget counts neither opening snapshot against the run, and
+// is crossed by what the agents sent or what the run journaled.
+func TestRunLimits(t *testing.T) {
+	if code, _ := limits.EventTooLarge("a", 10, 10); code != "" {
+		t.Errorf("an event at the limit: %q", code)
+	}
+	if code, _ := limits.EventTooLarge("a", 0, 1<<30); code != "" {
+		t.Errorf("no limit: %q", code)
+	}
+	if code, _ := limits.EventTooLarge("a", 10, 11); code != agui.CodeEventTooLarge {
+		t.Errorf("an event past the limit: %q", code)
+	}
+	if code, _ := limits.StateTooLarge("a", 10, func() int { return 11 }); code != agui.CodeStateTooLarge {
+		t.Errorf("state past the limit: %q", code)
+	}
+	b := limits.RunBudget{Limit: 100}
+	b.Journal(agui.EventStateSnapshot, 1000) // the opening snapshots repeat the thread
+	b.Journal(agui.EventMessagesSnapshot, 1000)
+	b.Receive(100)
+	if code, _ := b.Spent("a"); code != "" {
+		t.Errorf("a run at its budget: %q", code)
+	}
+	b.Journal(agui.EventStateSnapshot, 101) // a later snapshot is the run's own
+	if code, _ := b.Spent("a"); code != agui.CodeRunTooLarge {
+		t.Errorf("a run past its budget: %q", code)
 	}
 }

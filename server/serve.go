@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -173,12 +174,13 @@ func limiterOptions(cfg *config.Config) limits.Options {
 func (b *bridge) wire(g *generation) {
 	cfg, svc, inst := g.cfg, b.svc, g.inst
 	svc.SetMaxThreads(int(cfg.Limits.PerPrincipal.MaxThreads))
+	cat := &catalog{agents: g.remotes, teams: g.teams, store: b.store, log: b.log}
 	opts := aguihttp.Options{
 		Runner: aguihttp.RunnerFunc(func(ctx context.Context, agent string, in *agui.RunAgentInput) (aguihttp.Stream, error) {
 			return svc.StartRun(ctx, agent, in)
 		}),
-		Catalog:             &catalog{agents: g.remotes, teams: g.teams, store: b.store, log: b.log},
-		Threads:             threads{svc},
+		Catalog:             cat,
+		Threads:             threads{svc, cat},
 		Logger:              b.log,
 		MaxBodyBytes:        cfg.Server.MaxBodyBytes,
 		KeepAlive:           time.Duration(cfg.Server.KeepAlive),
@@ -228,8 +230,12 @@ func withCallerAuthorization(next http.Handler, authn *auth.Authenticator) http.
 	})
 }
 
-// threads adapts the run service's thread views to the HTTP handler.
-type threads struct{ svc *tasks.Service }
+// threads adapts the run service's thread views to the HTTP handler; the
+// lists are read from the store, over the agents and teams of cat.
+type threads struct {
+	svc *tasks.Service
+	cat *catalog
+}
 
 func (t threads) Thread(ctx context.Context, agent, threadID string) (any, error) {
 	v, err := t.svc.Thread(ctx, agent, threadID)
@@ -247,8 +253,27 @@ func (t threads) Cancel(ctx context.Context, agent, threadID string) (any, error
 	return spellStates(v), nil
 }
 
+// ListThreads lists the caller's threads on agent (one the handler found),
+// or on every agent and team when agent is "". Nothing of another
+// principal is ever listed. limit 0 is threadview.DefaultListLimit; above
+// threadview.MaxListLimit, or a cursor no list returned, is invalid_input.
 func (t threads) ListThreads(ctx context.Context, agent, cursor string, limit int) (any, error) {
-	return t.svc.ListThreads(ctx, agent, cursor, limit)
+	limit = cmp.Or(limit, threadview.DefaultListLimit)
+	if limit > threadview.MaxListLimit {
+		return nil, &tasks.Error{Code: agui.CodeInvalidInput, Message: fmt.Sprintf("limit must be between 1 and %d", threadview.MaxListLimit)}
+	}
+	q := store.ListQuery{Principal: auth.PrincipalFrom(ctx), Cursor: cursor, Limit: limit, Agents: []string{agent}}
+	if agent == "" {
+		q.Agents = append(t.cat.names(), slices.Sorted(maps.Keys(t.cat.teams))...)
+	}
+	page, err := t.cat.store.ListThreads(ctx, q)
+	if errors.Is(err, store.ErrBadCursor) {
+		return nil, &tasks.Error{Code: agui.CodeInvalidInput, Message: "cursor is not one a thread list returned", Err: err}
+	}
+	if err != nil {
+		return nil, &tasks.Error{Code: agui.CodeStoreUnavailable, Message: "the bridge's store is unavailable", Err: err}
+	}
+	return threadview.ListOf(page), nil
 }
 
 func (t threads) DeleteThread(ctx context.Context, agent, threadID string) error {

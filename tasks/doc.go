@@ -44,12 +44,13 @@
 //   - legacy.go: a JWT caller's threads moved from their old principal;
 //   - reader.go: what clients read (journal.Reader) — one run, or a thread
 //     followed (Follow), or long-polled (Poll);
-//   - threads.go: the thread snapshot and cancel; errors.go: typed errors
-//     (codes from package errcode's table, through agui); budget.go: a
-//     run's own budgets (its output, an event's and the state's size, the
-//     conversation a record keeps) — admission across runs is package
-//     limits; observe.go: the observer hooks; compact.go: bounded thread
-//     journals (where to cut: journal.PlanCompaction); a2ui.go: the A2UI extension of a run.
+//   - threads.go: the thread snapshot (package threadview shows it) and
+//     cancel; threadlife.go: a thread's delete and the per-principal cap;
+//     errors.go: typed errors (codes from package errcode's table, through
+//     agui); budget.go: an agent event through the run's limits (package
+//     limits has them, with admission across runs); observe.go: the
+//     observer hooks; compact.go: bounded thread journals
+//     (journal.Compact); a2ui.go: the A2UI extension of a run.
 //
 // Concurrency contract: Service.StartRun may be called concurrently. Every
 // run is driven by one goroutine owned by the Service, on a context tied to
@@ -60,7 +61,7 @@
 // that runs alone (an agent's own run, a router's pick, a pipeline's stage)
 // talks to its agent on it; a parallel team's members each have a
 // goroutine, which only reads and forwards. Clients
-// read a run back from the journal (RunReader.Events): a run driven in this
+// read a run back from the journal (journal.Reader): a run driven in this
 // process from its live log of stored events, others from the store, so a
 // slow client cannot slow the agent or grow memory.
 //

@@ -1,5 +1,7 @@
 package tasks
 
+import "slices"
+
 // phase is where a run is in its life, as the driver, StartRun (waiting
 // for the agent's first answer) and the lease keeper see it. It only moves
 // along these arrows (to):
@@ -39,16 +41,11 @@ var next = [...][]phase{
 // to moves the run to p if the arrows allow it from where it is, and
 // reports whether it moved. d.mu is held.
 func (d *driver) to(p phase) bool {
-	if int(d.phase) >= len(next) {
+	if int(d.phase) >= len(next) || !slices.Contains(next[d.phase], p) {
 		return false
 	}
-	for _, q := range next[d.phase] {
-		if q == p {
-			d.phase = p
-			return true
-		}
-	}
-	return false
+	d.phase = p
+	return true
 }
 
 // moveTo is to with d.mu taken.

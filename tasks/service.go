@@ -140,14 +140,8 @@ type Admission interface {
 	AcquireRun(principal string) (release func(), err error)
 }
 
-// Service runs AG-UI runs against A2A agents.
-//
-// Concurrency contract: StartRun may be called from any goroutine. Each run
-// is driven by one goroutine owned by the Service (Close waits for all of
-// them) on a context tied to the Service, not to the request: a client that
-// disconnects does not cancel the A2A task. Every event a run produces goes
-// to the thread's journal in the Store; clients read it back through
-// RunReader.Events, so a slow client never slows the agent.
+// Service runs AG-UI runs against A2A agents; its concurrency contract is
+// the package's (doc.go).
 type Service struct {
 	store Store
 	// catalog is the agents and teams new runs may use; SetAgents swaps

@@ -4,51 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
-	"github.com/a2a-agui-bridge/bridge/auth"
-	"github.com/a2a-agui-bridge/bridge/tasks/store"
-	"github.com/a2a-agui-bridge/bridge/tasks/threadview"
 )
-
-// ListThreads lists the caller's threads on agent (an agent or a team), or
-// on every configured agent and team when agent is "". Nothing of another
-// principal is ever listed. limit 0 is threadview.DefaultListLimit; above
-// threadview.MaxListLimit, below 0 or a cursor no list returned is invalid_input.
-func (s *Service) ListThreads(ctx context.Context, agent, cursor string, limit int) (*threadview.List, error) {
-	if limit == 0 {
-		limit = threadview.DefaultListLimit
-	}
-	if limit < 0 || limit > threadview.MaxListLimit {
-		return nil, &Error{Code: agui.CodeInvalidInput, Message: fmt.Sprintf("limit must be between 1 and %d", threadview.MaxListLimit)}
-	}
-	q := store.ListQuery{Principal: auth.PrincipalFrom(ctx), Cursor: cursor, Limit: limit}
-	if agent != "" {
-		if !s.HasAgent(agent) {
-			return nil, unknownAgent(agent)
-		}
-		q.Agents = []string{agent}
-	} else {
-		c := s.catalog.Load()
-		for name := range c.agents {
-			q.Agents = append(q.Agents, name)
-		}
-		for name := range c.teams {
-			q.Agents = append(q.Agents, name)
-		}
-		slices.Sort(q.Agents)
-	}
-	page, err := s.store.ListThreads(ctx, q)
-	if errors.Is(err, store.ErrBadCursor) {
-		return nil, &Error{Code: agui.CodeInvalidInput, Message: "cursor is not one a thread list returned", Err: err}
-	}
-	if err != nil {
-		return nil, storeError(err)
-	}
-	return threadview.ListOf(page), nil
-}
 
 // errThreadDeleted stops a run this process drives on a thread being
 // deleted: like a run left to another instance (errLeaseLost), it ends
@@ -84,12 +43,11 @@ const deleteWait = 15 * time.Second
 // DeleteThread deletes the caller's thread: a run in progress (or a task
 // waiting on interrupts) is cancelled first (A2A CancelTask, as Cancel
 // does) — a run this process drives ends with RUN_ERROR thread_deleted,
-// one driven by another instance as the agent reports the cancel — and
-// then the thread's
-// record, journal, interrupt index entries and lease go. A thread that
-// does not exist, or is another principal's, is deleted already: nil,
-// exactly as for the owner's second delete. A run that does not end
-// within deleteWait leaves the thread as it is (thread_busy).
+// one driven by another instance as the agent reports the cancel — then
+// its record, journal, interrupt index entries and lease go. A thread that
+// does not exist, or is another principal's, is deleted already (nil), as
+// for the owner's second delete. A run that does not end within
+// deleteWait leaves the thread as it is (thread_busy).
 func (s *Service) DeleteThread(ctx context.Context, agent, threadID string) error {
 	th, err := s.loadThread(ctx, agent, threadID)
 	if errors.Is(err, ErrNotFound) {
