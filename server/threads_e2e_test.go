@@ -191,8 +191,8 @@ func TestRetentionSweep(t *testing.T) {
 // TestScaleOutDeleteThread: two bridge processes on one Redis. A delete
 // on the instance that does not drive the run cancels it (the agent gets
 // CancelTask), the run's stream on the other ends, and the thread is gone
-// on both; a delete on the driving instance ends its stream with
-// RUN_ERROR thread_deleted.
+// on both; a delete on the driving instance ends its stream, and a
+// follower's on the other instance, with RUN_ERROR thread_deleted.
 func TestScaleOutDeleteThread(t *testing.T) {
 	t.Parallel()
 	bridgeBin, demoBin := buildBinaries(t)
@@ -217,10 +217,13 @@ func TestScaleOutDeleteThread(t *testing.T) {
 
 	run = a.open(t, "counter", runBody("th-del-a", "run-1", false, userMsg("u1", "count")))
 	run.until(t, isContent)
+	follower := b.stream(t, http.MethodGet, "/agents/counter/threads/th-del-a/events", nil, nil)
+	follower.until(t, isContent)
 	if r := a.do(t, http.MethodDelete, "/agents/counter/threads/th-del-a", "", nil); r.status != http.StatusNoContent {
 		t.Fatalf("DELETE on the driving instance: %d %s", r.status, r.body)
 	}
 	run.result(t).wantError(t, "thread_deleted")
+	follower.result(t).wantError(t, "thread_deleted")
 	if r := b.do(t, http.MethodGet, "/agents/counter/threads/th-del-a", "", nil); r.status != http.StatusNotFound {
 		t.Errorf("GET on the other instance: %d %s, want 404", r.status, r.body)
 	}

@@ -43,7 +43,7 @@ func (h *Handler) writeSSE(w http.ResponseWriter, r *http.Request, s Stream, wan
 	ctx, stop := context.WithCancelCause(r.Context())
 	defer stop(nil)
 	idle := sw.keepIdleAlive(h.opt.KeepAlive, stop)
-	terminated, err := sw.copy(ctx, s)
+	open, err := sw.copy(ctx, s, wantTerminal)
 	idle()
 	var cause error
 	if err != nil {
@@ -54,11 +54,12 @@ func (h *Handler) writeSSE(w http.ResponseWriter, r *http.Request, s Stream, wan
 	switch {
 	case errors.Is(cause, os.ErrDeadlineExceeded):
 		h.opt.Logger.Info("dropped a slow SSE client", "path", r.URL.Path)
-	case wantTerminal && !terminated && r.Context().Err() == nil && !sw.failed():
-		// The run's events stopped before its terminal event (the store
-		// failed): every stream still ends exactly once.
-		h.opt.Logger.Error("run stream ended without a terminal event", "err", cause)
-		if b, err := agui.Marshal(&agui.RunError{Code: agui.CodeInternal, Message: "the bridge lost the end of this run"}); err == nil {
+	case open && r.Context().Err() == nil && !sw.failed():
+		// A run's events stopped before its terminal event (the store
+		// failed, the thread was deleted): every stream still ends
+		// exactly once.
+		code, message := h.publicError(cause, "the bridge lost the end of this run")
+		if b, err := agui.Marshal(&agui.RunError{Code: code, Message: message}); err == nil {
 			_ = sw.send(agui.AppendSSEFrame(nil, agui.Envelope{Event: b}))
 		}
 	}
@@ -80,12 +81,13 @@ type sseWriter struct {
 }
 
 // copy writes the stream's batches until its end; it reports whether a
-// terminal event went out, and the error that stopped it (the stream's, a
-// write's, or ctx's).
-func (sw *sseWriter) copy(ctx context.Context, s Stream) (terminated bool, err error) {
+// run is left open (open: a run's stream, until its terminal event goes
+// out; a thread's, from its run's events to their end), and the error that
+// stopped it (the stream's, a write's, or ctx's).
+func (sw *sseWriter) copy(ctx context.Context, s Stream, open bool) (bool, error) {
 	for batch, err := range batches(ctx, s) {
 		if err != nil {
-			return terminated, err
+			return open, err
 		}
 		sw.mu.Lock()
 		sw.buf = sw.buf[:0]
@@ -95,14 +97,15 @@ func (sw *sseWriter) copy(ctx context.Context, s Stream) (terminated bool, err e
 		err = sw.sendLocked(sw.buf)
 		sw.mu.Unlock()
 		if err != nil {
-			return terminated, err
+			return open, err
 		}
-		// Only the last event of a run's batch can be its terminal one
-		// (RunReader.Batches cuts there, and a plain stream's batches are of
-		// one): no need to parse the others again.
-		terminated = terminated || agui.IsTerminalEvent(batch[len(batch)-1].Event)
+		// Only the last event of a batch tells: a run's batch ends at its
+		// terminal event (journal.Reader cuts there, and a plain stream's
+		// batches are of one), and a thread's events after a terminal one
+		// open its next run.
+		open = !agui.IsTerminalEvent(batch[len(batch)-1].Event)
 	}
-	return terminated, nil
+	return open, nil
 }
 
 // send writes frames and flushes them.

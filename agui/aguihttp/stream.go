@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"slices"
 	"time"
 
 	"github.com/a2a-agui-bridge/bridge/agui"
@@ -139,19 +138,19 @@ func (o *outbox) take(batch []agui.Envelope) []agui.Envelope {
 }
 
 // feed copies a stream's envelopes into the outbox, a batch at a time,
-// until its terminal event, the end of the stream, or ctx. It reports
-// whether a terminal event went out and the stream's error, if it failed.
-func (o *outbox) feed(ctx context.Context, s Stream) (terminated bool, err error) {
+// until the end of the stream or ctx. It reports whether a run is left
+// open, as sseWriter.copy does, and the stream's error, if it failed.
+func (o *outbox) feed(ctx context.Context, s Stream, open bool) (bool, error) {
 	for batch, err := range batches(ctx, s) {
 		if err != nil {
-			return terminated, err
+			return open, err
 		}
 		if !o.put(ctx, batch...) {
-			return terminated, ctx.Err()
+			return open, ctx.Err()
 		}
-		terminated = terminated || slices.ContainsFunc(batch, func(env agui.Envelope) bool { return agui.IsTerminalEvent(env.Event) })
+		open = !agui.IsTerminalEvent(batch[len(batch)-1].Event)
 	}
-	return terminated, nil
+	return open, nil
 }
 
 // drain is a connection's only writer: it writes what the outbox holds,

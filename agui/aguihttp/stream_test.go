@@ -35,7 +35,7 @@ func TestSlowClientIsDropped(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		o.feed(ctx, manyEvents(100))
+		o.feed(ctx, manyEvents(100), true)
 	}()
 	select {
 	case <-done:
@@ -70,9 +70,9 @@ func (f *countingFramer) keepAlive() error { f.pings++; return nil }
 func TestDrainWritesInOrderAndFlushesPerBurst(t *testing.T) {
 	t.Parallel()
 	o := newOutbox(16, time.Second, func(error) {})
-	terminated, err := o.feed(t.Context(), manyEvents(10))
-	if err != nil || terminated {
-		t.Fatalf("feed: %v %v", terminated, err)
+	open, err := o.feed(t.Context(), manyEvents(10), false)
+	if err != nil || !open {
+		t.Fatalf("feed: open %v, %v; want a run left open (no terminal event)", open, err)
 	}
 	done := make(chan struct{})
 	close(done)
@@ -146,7 +146,7 @@ func envelopes(from, n int) []agui.Envelope {
 func TestOutboxTakesBatches(t *testing.T) {
 	t.Parallel()
 	o := newOutbox(16, time.Second, func(error) {})
-	if _, err := o.feed(t.Context(), batched{envelopes(1, 5), envelopes(6, 3)}); err != nil {
+	if _, err := o.feed(t.Context(), batched{envelopes(1, 5), envelopes(6, 3)}, false); err != nil {
 		t.Fatal(err)
 	}
 	if len(o.queue) != 2 || len(o.slots) != 8 {

@@ -333,12 +333,12 @@ func (c *wsConn) subscribe(threadID string, after int64) {
 }
 
 // feed streams s into the outbox; a run that stops short of its terminal
-// event still ends with one.
+// event (a run's stream, or a followed thread's run) still ends with one.
 func (c *wsConn) feed(s Stream, threadID, runID string, wantTerminal bool) {
-	terminated, err := c.out.feed(c.ctx, s)
-	if wantTerminal && !terminated && c.ctx.Err() == nil {
-		c.h.opt.Logger.Error("run stream ended without a terminal event", "err", err)
-		c.refuse(threadID, runID, agui.CodeInternal, "the bridge lost the end of this run")
+	open, err := c.out.feed(c.ctx, s, wantTerminal)
+	if open && c.ctx.Err() == nil {
+		code, message := c.h.publicError(err, "the bridge lost the end of this run")
+		c.refuse(threadID, runID, code, message)
 	}
 }
 

@@ -14,6 +14,18 @@ import (
 // journal (the store kept failing); readers get it instead of waiting.
 var ErrRunLost = errors.New("the run ended but its last events could not be stored")
 
+// ErrThreadDeleted ends a reader whose thread was deleted while it read (on
+// any instance): its client is told so with the public code
+// thread_deleted, rather than shown a stream that stops.
+var ErrThreadDeleted error = threadDeleted{}
+
+type threadDeleted struct{}
+
+func (threadDeleted) Error() string         { return "the thread was deleted" }
+func (threadDeleted) PublicMessage() string { return "the thread was deleted" }
+func (threadDeleted) ErrorCode() string     { return agui.CodeThreadDeleted }
+func (threadDeleted) HTTPStatus() int       { return agui.HTTPStatus(agui.CodeThreadDeleted) }
+
 // Reader is what a client reads: journaled events of a thread as
 // envelopes, each with its sequence number. It reads either one run, from
 // RUN_STARTED to its terminal event (StartRun), or a thread followed from a
@@ -114,16 +126,21 @@ func (r *Reader) Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, error] 
 			}
 			// Caught up with the store.
 			if !r.Thread {
-				// A run driven elsewhere ends with an append.
-				if err := r.Store.Wait(ctx, r.Key, after); err != nil {
-					yield(nil, err)
+				// A run driven elsewhere ends with an append, or its thread
+				// is deleted, which only a look at the record tells.
+				woken, err := r.waitElsewhere(ctx, after)
+				if err == nil && !woken {
+					_, err = r.Store.GetThread(ctx, r.Key)
+				}
+				if err != nil {
+					yield(nil, deletedIfGone(err))
 					return
 				}
 				continue
 			}
 			th, err := r.Store.GetThread(ctx, r.Key)
 			if err != nil {
-				yield(nil, err)
+				yield(nil, deletedIfGone(err))
 				return
 			}
 			if th.Active == nil {
@@ -139,7 +156,7 @@ func (r *Reader) Batches(ctx context.Context) iter.Seq2[[]agui.Envelope, error] 
 			if d = r.live(th.Active.RunID); d != nil {
 				continue
 			}
-			if err := r.waitElsewhere(ctx, after); err != nil {
+			if _, err := r.waitElsewhere(ctx, after); err != nil {
 				yield(nil, err)
 				return
 			}
@@ -226,16 +243,26 @@ func (r *Reader) cut(envs []agui.Envelope) ([]agui.Envelope, bool) {
 
 // waitElsewhere waits for a run driven by another process to journal
 // more. The wait is bounded, so a thread released without an append (a
-// driver that gave up) is noticed too.
-func (r *Reader) waitElsewhere(ctx context.Context, after int64) error {
+// driver that gave up) or deleted is noticed too; woken says the store
+// reported an append rather than the bound running out.
+func (r *Reader) waitElsewhere(ctx context.Context, after int64) (woken bool, err error) {
 	wctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	err := r.Store.Wait(wctx, r.Key, after)
+	err = r.Store.Wait(wctx, r.Key, after)
 	if ctx.Err() != nil {
-		return ctx.Err()
+		return false, ctx.Err()
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return nil
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// deletedIfGone is err, or ErrThreadDeleted when it says the thread that
+// was being read is no longer there.
+func deletedIfGone(err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return ErrThreadDeleted
 	}
 	return err
 }
