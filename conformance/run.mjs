@@ -245,10 +245,11 @@ try {
         result = { ok: false, problems: [`harness error: ${err?.stack ?? err}`], runs: [] };
       }
       const key = `${s.name} ${v}`;
-      if (t === 'sse' && result.ok) sseShapes.set(key, shape(result));
-      if (t === 'ws' && result.ok && sseShapes.has(key) && sseShapes.get(key) !== shape(result)) {
+      const shapeOf = (r) => shape(r, { cutText: s.cancel?.when === 'mid-stream' });
+      if (t === 'sse' && result.ok) sseShapes.set(key, shapeOf(result));
+      if (t === 'ws' && result.ok && sseShapes.has(key) && sseShapes.get(key) !== shapeOf(result)) {
         result.ok = false;
-        result.problems.push(`the event sequence over WebSocket differs from SSE:\n${shape(result)}\n--- over SSE ---\n${sseShapes.get(key)}`);
+        result.problems.push(`the event sequence over WebSocket differs from SSE:\n${shapeOf(result)}\n--- over SSE ---\n${sseShapes.get(key)}`);
       }
       const ms = result.runs.reduce((n, r) => n + r.ms, 0);
       if (result.ok) {

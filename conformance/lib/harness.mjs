@@ -1177,12 +1177,15 @@ export const TIMING = new Set(['STEP_STARTED', 'STEP_FINISHED', 'STATE_SNAPSHOT'
  * error codes and outcomes (ids and timestamps differ by thread). Steps and
  * state updates are left out: how many a run has depends on when an agent
  * without streaming was polled (its final state is checked on every run).
+ * cutText: the run was cancelled mid-stream, so how much text came before
+ * the cancel is timing too: only that text came is compared.
  */
-export function shape(result) {
+export function shape(result, { cutText = false } = {}) {
   if (result.shape !== undefined) return result.shape; // a team's: per member (lib/teams.mjs)
   return result.runs
     .map((rec) =>
       joinTextDeltas(rec.events.filter((e) => !TIMING.has(e.type)))
+        .map((e) => (cutText && e.type === 'TEXT_MESSAGE_CONTENT' ? { ...e, delta: '…' } : e))
         .map(eventShape)
         .join('\n'),
     )
