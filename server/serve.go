@@ -175,12 +175,13 @@ func (b *bridge) wire(g *generation) {
 	cfg, svc, inst := g.cfg, b.svc, g.inst
 	svc.SetMaxThreads(int(cfg.Limits.PerPrincipal.MaxThreads))
 	cat := &catalog{agents: g.remotes, teams: g.teams, store: b.store, log: b.log}
+	allowed := allowLists(cfg)
 	opts := aguihttp.Options{
 		Runner: aguihttp.RunnerFunc(func(ctx context.Context, agent string, in *agui.RunAgentInput) (aguihttp.Stream, error) {
 			return svc.StartRun(ctx, agent, in)
 		}),
 		Catalog:             cat,
-		Threads:             threads{svc, cat},
+		Threads:             threads{svc, cat, allowed},
 		Logger:              b.log,
 		MaxBodyBytes:        cfg.Server.MaxBodyBytes,
 		KeepAlive:           time.Duration(cfg.Server.KeepAlive),
@@ -194,7 +195,7 @@ func (b *bridge) wire(g *generation) {
 		Console:             console.Handler(),
 		Propagator:          inst.tracing.Propagator(),
 		PublicMetrics:       cfg.Metrics.Public,
-		Allowed:             allowLists(cfg),
+		Allowed:             allowed,
 		MaxMessages:         int(cfg.Limits.MaxMessages),
 		MaxStateBytes:       int(cfg.Limits.MaxStateBytes),
 	}
@@ -231,10 +232,12 @@ func withCallerAuthorization(next http.Handler, authn *auth.Authenticator) http.
 }
 
 // threads adapts the run service's thread views to the HTTP handler; the
-// lists are read from the store, over the agents and teams of cat.
+// lists are read from the store, over the agents and teams of cat that
+// the caller may use (allowed; nil: all).
 type threads struct {
-	svc *tasks.Service
-	cat *catalog
+	svc     *tasks.Service
+	cat     *catalog
+	allowed func(principal, agent string) bool
 }
 
 func (t threads) Thread(ctx context.Context, agent, threadID string) (any, error) {
@@ -265,6 +268,12 @@ func (t threads) ListThreads(ctx context.Context, agent, cursor string, limit in
 	q := store.ListQuery{Principal: auth.PrincipalFrom(ctx), Cursor: cursor, Limit: limit, Agents: []string{agent}}
 	if agent == "" {
 		q.Agents = append(t.cat.names(), slices.Sorted(maps.Keys(t.cat.teams))...)
+		if t.allowed != nil {
+			q.Agents = slices.DeleteFunc(q.Agents, func(name string) bool { return !t.allowed(q.Principal, name) })
+		}
+		if len(q.Agents) == 0 {
+			return threadview.ListOf(store.ThreadPage{}), nil // none it may use (no filter would mean all)
+		}
 	}
 	page, err := t.cat.store.ListThreads(ctx, q)
 	if errors.Is(err, store.ErrBadCursor) {
