@@ -120,7 +120,7 @@ func (s *Service) checkThreadCap(ctx context.Context, principal string) error {
 	}
 	if int64(n) >= limit {
 		return &Error{Code: agui.CodeThreadLimit, Message: fmt.Sprintf(
-			"this caller has %d threads, the most allowed (limits.perPrincipal.maxThreads): delete one to start another", n)}
+			"this caller has %d threads and limits.perPrincipal.maxThreads allows %d: delete one to start another", n, limit)}
 	}
 	return nil
 }
