@@ -5,5 +5,7 @@
 // readers in this process follow; a Reader reads a run, or a whole thread,
 // from the Live log while it can and from the store otherwise, and Poll
 // answers a long poll. A reader is shown an event only once the
-// store took it, so a crash cannot take back what a client saw.
+// store took it, so a crash cannot take back what a client saw; a reader
+// whose thread is deleted ends with ErrThreadDeleted. Compact bounds a
+// long-lived thread's journal, dropping its oldest finished runs.
 package journal

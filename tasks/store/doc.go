@@ -18,5 +18,8 @@
 // append-only, numbered by their only writer, the thread's active run.
 //
 // ObservedStore wraps any Store to time its operations for metrics and to
-// count the pending interrupts of the threads it reads and writes.
+// count the pending interrupts of the threads it reads and writes. A
+// thread's life outside its runs — lists per principal, counts, purges,
+// the idle ones a retention sweep deletes — is part of the contract
+// (threads.go); MoveThread moves one between keys.
 package store
