@@ -176,13 +176,22 @@ func (t *Translator) resumeFrom(events []agui.Event) {
 // restoreView takes the bridge's part of the state the journal built as
 // the view the client holds, and the task it names as the run's task.
 func (t *Translator) restoreView(state []byte) {
-	var doc map[string]json.RawMessage
+	var doc any
 	if json.Unmarshal(state, &doc) != nil {
 		return
 	}
-	raw := doc[t.stateKey()]
-	var view map[string]any
-	if json.Unmarshal(raw, &view) != nil || view == nil {
+	// A nested run's view sits at its ViewPath (a team member's, under
+	// the team's key), a run's own at its key.
+	path := t.opt.ViewPath
+	if path == "" {
+		path = "/" + escapePointer(t.stateKey())
+	}
+	for _, token := range strings.Split(path, "/")[1:] {
+		m, _ := doc.(map[string]any)
+		doc = m[strings.NewReplacer("~1", "/", "~0", "~").Replace(token)]
+	}
+	view, _ := doc.(map[string]any)
+	if view == nil {
 		return
 	}
 	t.view.doc = view

@@ -37,6 +37,11 @@ type TeamOptions struct {
 	// Resumed: the run's RUN_STARTED is already in the journal (a run
 	// continued after a restart); only its end is left to write.
 	Resumed bool
+	// Prior are the events the run already wrote to its journal, when it
+	// is taken over after a restart (1.0 clients only: see Resumable).
+	// The team's state is rebuilt from them, and each member that joins
+	// gets its own events and the run's state changes as its Options.Prior.
+	Prior []agui.Event
 }
 
 // Team produces the AG-UI run of a team: the run's own events (RUN_STARTED,
@@ -77,12 +82,74 @@ func NewTeam(opt TeamOptions) *Team {
 			t.doc = prev
 		}
 	}
+	if len(opt.Prior) > 0 {
+		t.resumeFrom(opt.Prior)
+	}
 	t.doc["team"] = opt.Name
 	t.doc["strategy"] = opt.Strategy
 	if _, ok := t.doc["members"].(map[string]any); !ok {
 		t.doc["members"] = map[string]any{}
 	}
 	return t
+}
+
+// resumeFrom takes the team's part of the state, its version and its last
+// timestamp from the events of a run taken over.
+func (t *Team) resumeFrom(events []agui.Event) {
+	t.started = true
+	var state []byte
+	for _, e := range events {
+		switch e := e.(type) {
+		case *agui.StateSnapshot:
+			state = append([]byte(nil), e.Snapshot...)
+			t.stateVersion = stateVersionOf(e.Base)
+		case *agui.StateDelta:
+			state = applyDelta(state, e.Delta)
+			t.stateVersion = stateVersionOf(e.Base)
+		}
+		t.lastStamp = max(t.lastStamp, agui.BaseOf(e).Timestamp)
+	}
+	var doc map[string]json.RawMessage
+	var view map[string]any
+	if json.Unmarshal(state, &doc) == nil && json.Unmarshal(doc[t.stateKey()], &view) == nil && view != nil {
+		t.doc = view
+	}
+}
+
+// Resumable reports whether a run taken over can go on from its journal:
+// a 1.0 client's, whose events say which member each is from, while every
+// member that joined is still going. An older client's run shows its
+// members one after the other unattributed, so a member's translator
+// could not be rebuilt from them; nor is a member's end (its outcome, the
+// interrupts it left) rebuilt from its SUBAGENT_FINISHED or _ERROR.
+func (t *Team) Resumable() bool {
+	if !t.opt.V1 {
+		return false
+	}
+	for _, e := range t.opt.Prior {
+		switch e.(type) {
+		case *agui.SubagentFinished, *agui.SubagentError:
+			return false
+		}
+	}
+	return true
+}
+
+// memberPrior is what member's translator resumes from: the run's
+// opening, its state changes (a member's view sits in the team's state)
+// and the member's own events.
+func (t *Team) memberPrior(id string) (prior []agui.Event, joined bool) {
+	for _, e := range t.opt.Prior {
+		switch e.(type) {
+		case *agui.RunStarted, *agui.StateSnapshot, *agui.StateDelta:
+			prior = append(prior, e)
+			continue
+		}
+		if agui.BaseOf(e).SubagentRunID == id {
+			prior, joined = append(prior, e), true
+		}
+	}
+	return prior, joined
 }
 
 func (t *Team) stateKey() string {
@@ -116,8 +183,17 @@ func (t *Team) Member(name, description string, opt Options) *Member {
 		opt.PreviousView, _ = json.Marshal(v)
 	}
 	opt.Prior, opt.Reconcile = nil, false
+	id := t.SubagentRunID(name)
+	joined := false
+	if len(t.opt.Prior) > 0 {
+		// A member that had joined the run before the takeover goes on
+		// where its events end; one that had not starts as it would have.
+		if prior, ok := t.memberPrior(id); ok {
+			opt.Prior, joined = prior, true
+		}
+	}
 	m := &Member{Translator: New(opt), name: name, description: description,
-		subagentRunID: t.SubagentRunID(name), v1: opt.V1, now: opt.Now}
+		subagentRunID: id, v1: opt.V1, now: opt.Now, started: joined}
 	t.members[name] = m
 	t.order = append(t.order, name)
 	t.rest = -1

@@ -479,3 +479,59 @@ func TestKillDuringRunIsTakenOver(t *testing.T) {
 	r.check(t, true)
 	r.wantAnswerOnce(t, agents.StreamerAnswer("hello"))
 }
+
+// TestKillDuringTeamRunIsTakenOver: a 1.0 client's team run goes on after
+// the bridge is killed mid-stream, as an agent's own run does. The team is
+// a pipeline (counter, then streamer); the kill comes while counter
+// counts. After the restart its member picks up its task, the pipeline
+// hands counter's whole answer to streamer, and the stream read before the
+// kill and after the takeover is one valid run with each answer once and
+// no event lost or repeated.
+func TestKillDuringTeamRunIsTakenOver(t *testing.T) {
+	t.Parallel()
+	bridgeBin, demoBin := buildBinaries(t)
+	demo := startDemoAgents(t, demoBin)
+	procs := newBridgeProcsWith(t, bridgeBin, demo,
+		"teams:\n  - name: relay\n    strategy: sequential\n    members: [counter, streamer]\n", "counter", "streamer")
+	b := procs.start(t)
+
+	lr := b.open(t, "relay", runBody("th-team-kill", "run-1", true, userMsg("u1", "count")))
+	var seen []sseFrame
+	for f := range lr.frames {
+		seen = append(seen, f)
+		if strings.Contains(f.data, `"delta":"3 "`) {
+			break
+		}
+	}
+	procs.kill(t)
+	lr.cancel()
+
+	b = procs.start(t)
+	last := seen[len(seen)-1].seq
+	rest := collectFrames(t, b.stream(t, http.MethodGet, fmt.Sprintf("/agents/relay/threads/th-team-kill/events?after=%d", last), nil,
+		http.Header{"Accept": {"text/event-stream"}}))
+	all := append(seen, rest...)
+	events := decodeFrames(t, all)
+	if err := agui.CheckStream(true, events); err != nil {
+		t.Fatalf("the stream before the kill and after the takeover is not one valid run: %v", err)
+	}
+	got := runResult{events: events}
+	if got.last().Type() != agui.EventRunFinished || got.outcome() != nil {
+		t.Fatalf("the taken-over team run ends with %s", got.last().Type())
+	}
+	text := attribution(t, events, true)
+	counted := agents.CounterText(agents.DefaultCounterCount)
+	if strings.Count(text["counter"], counted) != 1 {
+		t.Fatalf("counter's answer is not shown once: %q", text["counter"])
+	}
+	if want := agents.StreamerAnswer(counted); strings.Count(text["streamer"], want) != 1 {
+		t.Fatalf("streamer must echo counter's whole answer once: %q", text["streamer"])
+	}
+	prev := int64(0)
+	for _, f := range all {
+		if f.seq != prev+1 && prev != 0 {
+			t.Fatalf("sequence jumps from %d to %d", prev, f.seq)
+		}
+		prev = f.seq
+	}
+}

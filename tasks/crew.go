@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,7 +126,7 @@ func newCrew(d *driver, team *TeamSpec, cat *agentCatalog, alone bool) *crew {
 	c.out = teamOutput{mapping.NewTeam(mapping.TeamOptions{
 		ThreadID: base.ThreadID, RunID: base.RunID, Turn: base.Turn, Name: team.Name, Strategy: string(team.Strategy),
 		V1: base.V1, Now: base.Now, Input: base.Input, StateKey: team.StateKey, PreviousView: base.PreviousView,
-		StateVersion: base.StateVersion, Reconcile: base.Reconcile, Resumed: d.plan.takeover,
+		StateVersion: base.StateVersion, Reconcile: base.Reconcile, Resumed: d.plan.takeover, Prior: d.plan.prior,
 	})}
 	return c
 }
@@ -186,19 +187,23 @@ func (c *crew) resume(ctx context.Context) {
 	// parts); each member gets its own answers and what the user wrote next.
 	userParts := d.plan.parts[len(d.plan.resume.parts):]
 	for _, name := range names {
-		if c.spec.Strategy == StrategyRouter {
-			c.routed = name
-		}
-		if c.spec.Strategy == StrategySequential {
-			c.stage = max(slices.Index(c.spec.Members, name), 0)
-		}
+		c.at(name)
 		c.join(ctx, name, d.plan.resume.members[name], userParts, len(userParts) > 0)
 	}
 }
 
-// reattach continues a run taken over after a restart: every member that
-// was following a task subscribes to it again. It reports false when the
-// run cannot continue (and ended).
+// at notes member name taking part now: a router's pick, a pipeline's stage.
+func (c *crew) at(name string) {
+	switch c.spec.Strategy {
+	case StrategyRouter:
+		c.routed = name
+	case StrategySequential:
+		c.stage = max(slices.Index(c.spec.Members, name), 0)
+	}
+}
+
+// reattach continues a run taken over after a restart, each member that
+// followed a task subscribing to it again; false: the run ended instead.
 func (c *crew) reattach(ctx context.Context) bool {
 	d := c.d
 	if len(d.plan.prior) > 0 && isTerminalEvent(d.plan.prior[len(d.plan.prior)-1]) {
@@ -223,6 +228,7 @@ func (c *crew) reattach(ctx context.Context) bool {
 	d.log.Info("took over the run")
 	for _, name := range c.spec.Members {
 		if id := tasks[name]; id != "" {
+			c.at(name)
 			c.join(ctx, name, &resumePlan{taskID: a2a.TaskID(id), subscribe: true, results: d.thread.Active.Results}, nil, true)
 		}
 	}
@@ -294,10 +300,7 @@ func (c *crew) memberDone(ctx context.Context, m *memberRun) {
 		return
 	}
 	c.stage++
-	text := strings.TrimSpace(m.answer.String())
-	if text == "" {
-		text = lastAssistantText(m.tr.Messages())
-	}
+	text := cmp.Or(strings.TrimSpace(m.answer.String()), lastAssistantText(m.tr.Messages()))
 	if text == "" {
 		c.fail(m, errors.New("the member gave no answer to pass on"))
 		return

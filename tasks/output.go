@@ -55,9 +55,7 @@ func (o teamOutput) finish() []agui.Event { return o.Finish() }
 // forwards no tool results.
 func (o teamOutput) FrontendCalls() []mapping.ToolCallRef { return nil }
 
-// resumable: a member's events cannot be told apart in the journal of an
-// older client's run, so its translator cannot be rebuilt from them.
-func (o teamOutput) resumable() bool { return false }
+func (o teamOutput) resumable() bool { return o.Resumable() }
 
 // aloneOutput is an agent's own run: its one member's translation, with
 // the run-wide options (base), is the run.
