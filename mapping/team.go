@@ -184,13 +184,11 @@ func (t *Team) Member(name, description string, opt Options) *Member {
 	}
 	opt.Prior, opt.Reconcile = nil, false
 	id := t.SubagentRunID(name)
-	joined := false
-	if len(t.opt.Prior) > 0 {
-		// A member that had joined the run before the takeover goes on
-		// where its events end; one that had not starts as it would have.
-		if prior, ok := t.memberPrior(id); ok {
-			opt.Prior, joined = prior, true
-		}
+	// A member that had joined the run before a takeover goes on where its
+	// events end; one that had not starts as it would have.
+	prior, joined := t.memberPrior(id)
+	if joined {
+		opt.Prior = prior
 	}
 	m := &Member{Translator: New(opt), name: name, description: description,
 		subagentRunID: id, v1: opt.V1, now: opt.Now, started: joined}
