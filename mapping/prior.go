@@ -45,12 +45,8 @@ func (t *Translator) resumeFrom(events []agui.Event) {
 		case *agui.RunStarted:
 			opening++
 			continue
-		case *agui.StateSnapshot:
-			state = append([]byte(nil), e.Snapshot...)
-			t.stateVersion = stateVersionOf(e.Base)
-		case *agui.StateDelta:
-			state = applyDelta(state, e.Delta)
-			t.stateVersion = stateVersionOf(e.Base)
+		case *agui.StateSnapshot, *agui.StateDelta:
+			state, t.stateVersion = replayState(state, e)
 		case *agui.TextMessageStart:
 			p := t.prior[e.MessageID]
 			if p == nil {
@@ -246,6 +242,18 @@ func (t *Translator) heldStream(source string) *textStream {
 	s := t.newStream(source)
 	s.holding = true
 	return s
+}
+
+// replayState applies a journaled STATE_SNAPSHOT or STATE_DELTA to the
+// state document, and returns the version the event set.
+func replayState(state []byte, e agui.Event) ([]byte, int64) {
+	switch e := e.(type) {
+	case *agui.StateSnapshot:
+		return append([]byte(nil), e.Snapshot...), stateVersionOf(e.Base)
+	case *agui.StateDelta:
+		return applyDelta(state, e.Delta), stateVersionOf(e.Base)
+	}
+	return state, 0
 }
 
 func stateVersionOf(b agui.Base) int64 {

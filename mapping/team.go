@@ -99,13 +99,9 @@ func (t *Team) resumeFrom(events []agui.Event) {
 	t.started = true
 	var state []byte
 	for _, e := range events {
-		switch e := e.(type) {
-		case *agui.StateSnapshot:
-			state = append([]byte(nil), e.Snapshot...)
-			t.stateVersion = stateVersionOf(e.Base)
-		case *agui.StateDelta:
-			state = applyDelta(state, e.Delta)
-			t.stateVersion = stateVersionOf(e.Base)
+		switch e.(type) {
+		case *agui.StateSnapshot, *agui.StateDelta:
+			state, t.stateVersion = replayState(state, e)
 		}
 		t.lastStamp = max(t.lastStamp, agui.BaseOf(e).Timestamp)
 	}

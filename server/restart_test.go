@@ -437,38 +437,8 @@ func TestKillDuringRunIsTakenOver(t *testing.T) {
 	b := procs.start(t)
 
 	// counter streams one number every 100ms for ten seconds.
-	lr := b.open(t, "counter", runBody("th-kill", "run-1", true, userMsg("u1", "count")))
-	var seen []sseFrame
-	for f := range lr.frames {
-		seen = append(seen, f)
-		if strings.Contains(f.data, `"delta":"3 "`) {
-			break
-		}
-	}
-	procs.kill(t)
-	lr.cancel()
-
-	b = procs.start(t)
-	last := seen[len(seen)-1].seq
-	rest := collectFrames(t, b.stream(t, http.MethodGet, fmt.Sprintf("/agents/counter/threads/th-kill/events?after=%d", last), nil,
-		http.Header{"Accept": {"text/event-stream"}}))
-	events := decodeFrames(t, append(seen, rest...))
-	if err := agui.CheckStream(true, events); err != nil {
-		t.Fatalf("the stream before the kill and after the takeover is not one valid run: %v", err)
-	}
-	got := runResult{events: events}
-	if got.last().Type() != agui.EventRunFinished || got.outcome() != nil {
-		t.Fatalf("the taken-over run ends with %s", got.last().Type())
-	}
+	b, got := killMidStreamAndFollow(t, procs, b, "counter", "th-kill")
 	got.wantAnswerOnce(t, agents.CounterText(agents.DefaultCounterCount))
-	// Every frame has its id, strictly increasing: nothing lost, nothing twice.
-	prev := int64(0)
-	for _, f := range append(seen, rest...) {
-		if f.seq != prev+1 && prev != 0 {
-			t.Fatalf("sequence jumps from %d to %d", prev, f.seq)
-		}
-		prev = f.seq
-	}
 
 	// The thread takes new runs, and the bridge serves others meanwhile.
 	next := b.open(t, "counter", runBody("th-kill", "run-2", true, userMsg("u1", "count"), userMsg("u2", "again")))
@@ -495,7 +465,26 @@ func TestKillDuringTeamRunIsTakenOver(t *testing.T) {
 		"teams:\n  - name: relay\n    strategy: sequential\n    members: [counter, streamer]\n", "counter", "streamer")
 	b := procs.start(t)
 
-	lr := b.open(t, "relay", runBody("th-team-kill", "run-1", true, userMsg("u1", "count")))
+	_, got := killMidStreamAndFollow(t, procs, b, "relay", "th-team-kill")
+	text := attribution(t, got.events, true)
+	counted := agents.CounterText(agents.DefaultCounterCount)
+	if strings.Count(text["counter"], counted) != 1 {
+		t.Fatalf("counter's answer is not shown once: %q", text["counter"])
+	}
+	if want := agents.StreamerAnswer(counted); strings.Count(text["streamer"], want) != 1 {
+		t.Fatalf("streamer must echo counter's whole answer once: %q", text["streamer"])
+	}
+}
+
+// killMidStreamAndFollow starts a 1.0 client's run of "count" on agent,
+// SIGKILLs the bridge once the stream showed "3 ", starts another, and
+// reads the thread's events from where the client stopped until the run
+// ends. The two parts must be one valid run (the verifier), with every
+// frame numbered one after the other (nothing lost, nothing twice), ending
+// with RUN_FINISHED and no interrupt. It returns the new bridge and the run.
+func killMidStreamAndFollow(t *testing.T, procs *bridgeProcs, b *testBridge, agent, thread string) (*testBridge, runResult) {
+	t.Helper()
+	lr := b.open(t, agent, runBody(thread, "run-1", true, userMsg("u1", "count")))
 	var seen []sseFrame
 	for f := range lr.frames {
 		seen = append(seen, f)
@@ -508,30 +497,20 @@ func TestKillDuringTeamRunIsTakenOver(t *testing.T) {
 
 	b = procs.start(t)
 	last := seen[len(seen)-1].seq
-	rest := collectFrames(t, b.stream(t, http.MethodGet, fmt.Sprintf("/agents/relay/threads/th-team-kill/events?after=%d", last), nil,
-		http.Header{"Accept": {"text/event-stream"}}))
-	all := append(seen, rest...)
+	all := append(seen, collectFrames(t, b.stream(t, http.MethodGet, fmt.Sprintf("/agents/%s/threads/%s/events?after=%d", agent, thread, last), nil,
+		http.Header{"Accept": {"text/event-stream"}}))...)
 	events := decodeFrames(t, all)
 	if err := agui.CheckStream(true, events); err != nil {
 		t.Fatalf("the stream before the kill and after the takeover is not one valid run: %v", err)
 	}
 	got := runResult{events: events}
 	if got.last().Type() != agui.EventRunFinished || got.outcome() != nil {
-		t.Fatalf("the taken-over team run ends with %s", got.last().Type())
+		t.Fatalf("the taken-over run ends with %s", got.last().Type())
 	}
-	text := attribution(t, events, true)
-	counted := agents.CounterText(agents.DefaultCounterCount)
-	if strings.Count(text["counter"], counted) != 1 {
-		t.Fatalf("counter's answer is not shown once: %q", text["counter"])
-	}
-	if want := agents.StreamerAnswer(counted); strings.Count(text["streamer"], want) != 1 {
-		t.Fatalf("streamer must echo counter's whole answer once: %q", text["streamer"])
-	}
-	prev := int64(0)
-	for _, f := range all {
-		if f.seq != prev+1 && prev != 0 {
-			t.Fatalf("sequence jumps from %d to %d", prev, f.seq)
+	for i, f := range all {
+		if i > 0 && f.seq != all[i-1].seq+1 {
+			t.Fatalf("sequence jumps from %d to %d", all[i-1].seq, f.seq)
 		}
-		prev = f.seq
 	}
+	return b, got
 }
