@@ -1119,33 +1119,56 @@ async function restartableBridge(bin, agentsBin) {
   const config = path.join(work, 'restart-bridge.yaml');
   const store = path.join(work, 'restart-bridge.db');
   fs.rmSync(store, { force: true });
+  // writeConfig writes the bridge's config; with apiKey it requires that
+  // key, as principal "alice".
+  const writeConfig = (apiKey) =>
+    fs.writeFileSync(config, [
+      '# Written by console/e2e/run.mjs for the restart and auth scenarios.',
+      `listen: ${JSON.stringify(`127.0.0.1:${port}`)}`,
+      `store: {kind: embedded, path: ${JSON.stringify(store)}}`,
+      // A short grace, so stopping cuts the counter's ten-second run.
+      'server: {shutdownGrace: 200ms}',
+      ...(apiKey ? ['auth:', '  apiKeys:', `    - {key: ${JSON.stringify(apiKey)}, principal: alice}`] : []),
+      'agents:',
+      `  - {name: counter, url: ${JSON.stringify(agentsURL.counter.url)}}`,
+      `  - {name: streamer, url: ${JSON.stringify(agentsURL.streamer.url)}}`,
+      '',
+    ].join('\n'));
   return {
     // start runs the bridge; with apiKey (first start only) it requires
     // that key, as principal "alice".
     async start({ apiKey } = {}) {
       if (!agentsURL) {
-        port = await freePort();
-        url = `http://127.0.0.1:${port}`;
-        this.url = url;
         agents = start(agentsBin, ['--listen', '127.0.0.1:0'], { cwd: work, logFile: path.join(work, 'restart-agents.log'), captureStdout: true });
         agentsURL = (await firstJSONLine(agents, 30_000, 'demo-agents')).agents;
-        fs.writeFileSync(config, [
-          '# Written by console/e2e/run.mjs for the restart and auth scenarios.',
-          `listen: ${JSON.stringify(`127.0.0.1:${port}`)}`,
-          `store: {kind: embedded, path: ${JSON.stringify(store)}}`,
-          // A short grace, so stopping cuts the counter's ten-second run.
-          'server: {shutdownGrace: 200ms}',
-          ...(apiKey ? ['auth:', '  apiKeys:', `    - {key: ${JSON.stringify(apiKey)}, principal: alice}`] : []),
-          'agents:',
-          `  - {name: counter, url: ${JSON.stringify(agentsURL.counter.url)}}`,
-          `  - {name: streamer, url: ${JSON.stringify(agentsURL.streamer.url)}}`,
-          '',
-        ].join('\n'));
       }
-      starts++;
-      child = start(bin, ['serve', '--config', config], { cwd: work, logFile: path.join(work, `restart-bridge-${starts}.log`) });
-      await waitReady(`${url}/readyz`, child, 30_000, 'bridge serve');
-      return this;
+      // The port is picked once the agents hold theirs (a free port found
+      // before they bound their two dozen may be one of them), and picked
+      // again should another process take it before the bridge binds it;
+      // a restart keeps it, for the page to reconnect to.
+      const first = !url;
+      for (let attempt = 1; ; attempt++) {
+        if (!url) {
+          port = await freePort();
+          url = `http://127.0.0.1:${port}`;
+          this.url = url;
+          writeConfig(apiKey);
+        }
+        starts++;
+        const logFile = path.join(work, `restart-bridge-${starts}.log`);
+        child = start(bin, ['serve', '--config', config], { cwd: work, logFile });
+        try {
+          await waitReady(`${url}/readyz`, child, 30_000, 'bridge serve');
+          return this;
+        } catch (err) {
+          const log = tail(logFile, 20);
+          if (first && attempt < 3 && log.includes('address already in use')) {
+            url = '';
+            continue;
+          }
+          throw new Error(`${err.message}\n${path.relative(root, logFile)}:\n${log}`);
+        }
+      }
     },
     async stop() {
       await stopChild(child);
