@@ -280,7 +280,7 @@ func (t threads) ListThreads(ctx context.Context, agent, cursor string, limit in
 		return nil, &tasks.Error{Code: agui.CodeInvalidInput, Message: "cursor is not one a thread list returned", Err: err}
 	}
 	if err != nil {
-		return nil, &tasks.Error{Code: agui.CodeStoreUnavailable, Message: "the bridge's store is unavailable", Err: err}
+		return nil, tasks.StoreError(err)
 	}
 	return threadview.ListOf(page), nil
 }

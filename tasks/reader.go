@@ -56,7 +56,7 @@ func (s *Service) Poll(ctx context.Context, agent, threadID string, after int64,
 	}
 	res, err := journal.Poll(ctx, s.store, th, after, wait, limit)
 	if err != nil && ctx.Err() == nil {
-		return nil, storeError(err)
+		return nil, StoreError(err)
 	}
 	return res, err
 }

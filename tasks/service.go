@@ -377,9 +377,9 @@ func (s *Service) driving(key ThreadKey, runID string) *driver {
 	return nil
 }
 
-func storeError(err error) error {
-	return &Error{Code: agui.CodeStoreUnavailable,
-		Message: "the bridge's store is unavailable", Err: err}
+// StoreError is the *Error of a store that failed: 503 store_unavailable.
+func StoreError(err error) error {
+	return &Error{Code: agui.CodeStoreUnavailable, Message: "the bridge's store is unavailable", Err: err}
 }
 
 // agentError turns a failure to reach the agent before the stream into an

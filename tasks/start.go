@@ -129,7 +129,7 @@ func (st *start) load(ctx context.Context) error {
 		}
 		current = &Thread{Key: st.key, Principal: st.key.Principal}
 	case err != nil:
-		return storeError(err)
+		return StoreError(err)
 	case !ownedBy(ctx, current):
 		// A record under the caller's key made by someone else (never
 		// written so): refused as for a thread that does not exist.
@@ -190,7 +190,7 @@ func (st *start) claim(ctx context.Context) (*Thread, error) {
 	// sequence number read before claiming is where this run starts.
 	after, err := s.store.LastSeq(ctx, st.key)
 	if err != nil {
-		return nil, storeError(err)
+		return nil, StoreError(err)
 	}
 	st.after = after
 	claim := claimed{runID: in.RunID, after: after, task: st.plan.continueTask, member: st.name}
@@ -305,7 +305,7 @@ func (s *Service) claim(ctx context.Context, th *Thread, c claimed) (*Thread, er
 		return nil, threadBusy(th.Key, "another run")
 	}
 	if err != nil {
-		return nil, storeError(err)
+		return nil, StoreError(err)
 	}
 	th.Version = v
 	return th, nil

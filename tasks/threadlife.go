@@ -68,7 +68,7 @@ func (s *Service) DeleteThread(ctx context.Context, agent, threadID string) erro
 	}
 	if stopped {
 		if err := s.store.PurgeThread(ctx, th.Key, 0); err != nil && !errors.Is(err, ErrNotFound) {
-			return storeError(err)
+			return StoreError(err)
 		}
 		return nil
 	}
@@ -82,7 +82,7 @@ func (s *Service) DeleteThread(ctx context.Context, agent, threadID string) erro
 			return nil
 		}
 		if err != nil {
-			return storeError(err)
+			return StoreError(err)
 		}
 		if !s.running(th) {
 			err = s.store.PurgeThread(wait, th.Key, th.Version)
@@ -91,7 +91,7 @@ func (s *Service) DeleteThread(ctx context.Context, agent, threadID string) erro
 				return nil
 			}
 			if !errors.Is(err, ErrConflict) {
-				return storeError(err)
+				return StoreError(err)
 			}
 		}
 		select {
@@ -116,7 +116,7 @@ func (s *Service) checkThreadCap(ctx context.Context, principal string) error {
 	}
 	n, err := s.store.CountThreads(ctx, principal)
 	if err != nil {
-		return storeError(err)
+		return StoreError(err)
 	}
 	if int64(n) >= limit {
 		return &Error{Code: agui.CodeThreadLimit, Message: fmt.Sprintf(

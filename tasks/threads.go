@@ -30,7 +30,7 @@ func (s *Service) loadThread(ctx context.Context, agent, threadID string) (*Thre
 		return nil, threadNotFound(key)
 	}
 	if err != nil {
-		return nil, storeError(err)
+		return nil, StoreError(err)
 	}
 	if !ownedBy(ctx, th) {
 		// A record filed under the caller's key but made by someone else
@@ -70,7 +70,7 @@ func (s *Service) Cancel(ctx context.Context, agent, threadID string) (*threadvi
 	if s.running(th) {
 		cur, asked, err := s.markCancel(ctx, th)
 		if err != nil {
-			return nil, storeError(err)
+			return nil, StoreError(err)
 		}
 		if s.running(cur) {
 			return s.cancelRun(ctx, cur, asked)
@@ -207,7 +207,7 @@ func (s *Service) recordCancel(ctx context.Context, th *Thread, update func(cur 
 	case errors.Is(err, ErrConflict):
 		return th, nil
 	case err != nil:
-		return nil, storeError(err)
+		return nil, StoreError(err)
 	}
 	return cur, nil
 }
